@@ -1,0 +1,292 @@
+"""The data every part of trainmedic passes around: frozen, so no renderer can change a verdict."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["initiating", "cascade", "teardown", "progress", "benign"]
+Verdict = Literal["failure", "hang", "healthy"]
+
+SCHEMA = "trainmedic.diagnosis/v1"
+
+
+class ExitCode(enum.IntEnum):
+    """One enum for every command, so scripts can rely on the numbers."""
+
+    HEALTHY = 0
+    FOUND = 1
+    USAGE = 2
+    INTERRUPTED = 130
+
+
+# ---------------------------------------------------------------- library
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """A regex over one log line that points at a cause.
+
+    `weight` is how strongly the line alone supports the cause (a likelihood, 0..1);
+    `ambiguous` lines never make a cause certain on their own.
+    """
+
+    id: str
+    regex: str
+    weight: float
+    ambiguous: bool = False
+    ignore_case: bool = False
+
+
+@dataclass(frozen=True)
+class MissingFact:
+    fact: str
+    command: str
+
+
+@dataclass(frozen=True)
+class Cause:
+    id: str
+    title: str
+    role: Role
+    mechanism: str
+    fingerprints: tuple[Fingerprint, ...]
+    fix: tuple[str, ...]
+    verify: tuple[str, ...]
+    prevention: tuple[str, ...]
+    missing: tuple[MissingFact, ...] = ()
+    competes: tuple[str, ...] = ()
+    entry_id: str = ""
+
+    @property
+    def full_id(self) -> str:
+        return f"{self.entry_id}/{self.id}"
+
+
+@dataclass(frozen=True)
+class Symptom:
+    symptom: str
+    why: str
+
+
+@dataclass(frozen=True)
+class Entry:
+    id: str
+    title: str
+    category: str
+    summary: str
+    tags: tuple[str, ...]
+    affects: tuple[str, ...]
+    symptoms: tuple[Symptom, ...]
+    causes: tuple[Cause, ...]
+    confirm: tuple[str, ...]
+    scale: str
+    code: tuple[tuple[str, str], ...]
+    related: tuple[str, ...]
+    references: tuple[str, ...]
+    aliases: tuple[str, ...] = ()
+    source: str = ""
+
+    def cause(self, cause_id: str) -> Cause:
+        for c in self.causes:
+            if c.id == cause_id:
+                return c
+        raise KeyError(f"{self.id}/{cause_id}")
+
+
+# ---------------------------------------------------------------- log side
+
+
+@dataclass(frozen=True)
+class Line:
+    """One decoded log line with where it came from."""
+
+    path: str
+    number: int
+    text: str
+    rank: int | None = None
+    host: str | None = None
+    time: float | None = None
+
+
+@dataclass(frozen=True)
+class Match:
+    """A fingerprint hit on a line."""
+
+    fingerprint: str  # "<entry>/<cause>#<fingerprint>"
+    cause: str  # "<entry>/<cause>"
+    line: Line
+
+
+@dataclass(frozen=True)
+class Traceback:
+    """A Python traceback assembled from possibly interleaved lines."""
+
+    path: str
+    first_line: int
+    last_line: int
+    rank: int | None
+    frames: tuple[str, ...]
+    exceptions: tuple[str, ...]  # final exception lines, outermost chain order
+
+    @property
+    def final(self) -> str:
+        return self.exceptions[-1] if self.exceptions else ""
+
+
+@dataclass(frozen=True)
+class Event:
+    """One incident: the fingerprint matches that belong together (a traceback, or one line)."""
+
+    cause: str
+    role: Role
+    rank: int | None
+    host: str | None
+    time: float | None
+    path: str
+    line: int
+    weight: float
+    ambiguous: bool
+    evidence: tuple[Line, ...]
+    traceback: Traceback | None = None
+    pid: int | None = None
+    order: int = 0  # global arrival order across inputs, for "what came first" without clocks
+
+
+# ---------------------------------------------------------------- verdict
+
+
+@dataclass(frozen=True)
+class Evidence:
+    path: str
+    line: int
+    rank: int | None
+    text: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "rank": self.rank, "text": self.text}
+
+
+@dataclass(frozen=True)
+class Fact:
+    """A fact about the machine or the run, from a probe or the reasoner."""
+
+    id: str
+    value: str
+    source: str
+    effect: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "value": self.value, "source": self.source, "effect": self.effect}
+
+
+@dataclass(frozen=True)
+class Finding:
+    id: str
+    title: str
+    category: str
+    confidence: float
+    rank: int | None
+    host: str | None
+    time: float | None
+    evidence: tuple[Evidence, ...]
+    fix: tuple[str, ...]
+    verify: tuple[str, ...]
+    missing: tuple[MissingFact, ...]
+    why: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "category": self.category,
+            "confidence": round(self.confidence, 3),
+            "rank": self.rank,
+            "host": self.host,
+            "time": self.time,
+            "why": self.why,
+            "evidence": [e.to_json() for e in self.evidence],
+            "fix": list(self.fix),
+            "verify": list(self.verify),
+            "missing": [{"fact": m.fact, "command": m.command} for m in self.missing],
+        }
+
+
+@dataclass(frozen=True)
+class Alternative:
+    id: str
+    confidence: float
+    why: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "confidence": round(self.confidence, 3), "why": self.why}
+
+
+@dataclass(frozen=True)
+class Collateral:
+    id: str
+    rank: int | None
+    path: str
+    line: int
+    explained_by: str
+    text: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "rank": self.rank,
+            "path": self.path,
+            "line": self.line,
+            "explained_by": self.explained_by,
+        }
+
+
+@dataclass(frozen=True)
+class InputSummary:
+    path: str
+    bytes: int
+    lines: int
+    ranks: tuple[int, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "bytes": self.bytes, "lines": self.lines, "ranks": list(self.ranks)}
+
+
+@dataclass(frozen=True)
+class RankProgress:
+    """The last sign of progress a rank gave, for hangs."""
+
+    rank: int | None
+    step: int | None
+    path: str
+    line: int
+    text: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rank": self.rank, "step": self.step, "path": self.path, "line": self.line, "text": self.text}
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    verdict: Verdict
+    primary: Finding | None
+    alternatives: tuple[Alternative, ...] = ()
+    collateral: tuple[Collateral, ...] = ()
+    inputs: tuple[InputSummary, ...] = ()
+    progress: tuple[RankProgress, ...] = ()
+    facts: tuple[Fact, ...] = ()
+    notes: tuple[str, ...] = field(default=())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "verdict": self.verdict,
+            "primary": self.primary.to_json() if self.primary else None,
+            "alternatives": [a.to_json() for a in self.alternatives],
+            "collateral": [c.to_json() for c in self.collateral],
+            "inputs": [i.to_json() for i in self.inputs],
+            "progress": [p.to_json() for p in self.progress],
+            "facts": [f.to_json() for f in self.facts],
+            "notes": list(self.notes),
+        }
