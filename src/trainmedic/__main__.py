@@ -1,0 +1,3 @@
+from trainmedic.cli.main import entry
+
+entry()

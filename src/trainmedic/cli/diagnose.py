@@ -1,0 +1,75 @@
+"""`trainmedic diagnose PATH...`: the main job."""
+
+from __future__ import annotations
+
+import argparse
+from contextlib import nullcontext
+from pathlib import Path
+
+from trainmedic.catalog import LibraryError, load_library
+from trainmedic.cli.env import Env
+from trainmedic.model import ExitCode
+
+PROGRESS_THRESHOLD = 50 << 20
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", metavar="PATH",
+                   help="log files (plain, gz, zst, bz2, xz), directories of rank logs, or '-' for stdin")
+    p.add_argument("--json", action="store_true", help="print trainmedic.diagnosis/v1 JSON (same as --format json)")
+    p.add_argument("--format", choices=("text", "json", "markdown"), default=None, help="output format")
+    p.add_argument("--library", type=Path, default=None, help=argparse.SUPPRESS)
+    p.add_argument("--scanner", choices=("hyperscan", "python"), default=None,
+                   help="matcher back-end (default: hyperscan when installed)")
+    p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+
+
+def run(args: argparse.Namespace, env: Env) -> int:
+    from trainmedic.api import diagnose_sources
+    from trainmedic.logs.sources import InputError, expand
+    from trainmedic.report import FORMATS
+
+    fmt = "json" if args.json else (args.format or "text")
+    try:
+        library = load_library(args.library) if args.library else load_library()
+    except LibraryError as exc:
+        env.error(f"library: {exc}")
+        return ExitCode.USAGE
+    try:
+        sources = expand(args.paths)
+        total = sum(s.size or 0 for s in sources)
+        show = (not args.no_progress) and env.stderr_isatty and total > PROGRESS_THRESHOLD
+        bar_ctx = _progress(env, total) if show else nullcontext(None)
+        with bar_ctx as advance:
+            diagnosis = diagnose_sources(sources, library=library, stdin=env.stdin, backend=args.scanner,
+                                         on_bytes=advance)
+    except InputError as exc:
+        env.error(str(exc))
+        return ExitCode.USAGE
+    FORMATS[fmt](diagnosis, env.stdout, env.stdout_isatty and fmt == "text")
+    env.stdout.flush()
+    return ExitCode.HEALTHY if diagnosis.verdict == "healthy" else ExitCode.FOUND
+
+
+class _progress:
+    """A rich progress bar on stderr, counting bytes read (compressed inputs count what they decode to)."""
+
+    def __init__(self, env: Env, total: int) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
+
+        self._bar = Progress("reading logs", BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+                             console=Console(file=env.stderr), transient=True)
+        self._total = total
+
+    def __enter__(self) -> object:
+        self._bar.__enter__()
+        task = self._bar.add_task("read", total=self._total)
+
+        def advance(n: int) -> None:
+            self._bar.advance(task, n)
+
+        return advance
+
+    def __exit__(self, *exc: object) -> None:
+        self._bar.__exit__(None, None, None)

@@ -1,0 +1,30 @@
+"""`trainmedic explain ID`: an encyclopedia entry or one cause, in the terminal."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+
+from trainmedic.catalog import load_library
+from trainmedic.cli.env import Env
+from trainmedic.model import ExitCode
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("id", help="an entry id (dataloader-worker-failure) or a cause (dataloader-worker-failure/shm-exhausted)")
+
+
+def run(args: argparse.Namespace, env: Env) -> int:
+    from trainmedic.report.entry import render_entry
+
+    lib = load_library()
+    try:
+        entry, cause = lib.resolve(args.id)
+    except KeyError:
+        names = [e.id for e in lib] + [c.full_id for c in lib.causes()]
+        close = difflib.get_close_matches(args.id, names, n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else "; see `trainmedic library list`"
+        env.error(f"unknown id {args.id!r}{hint}")
+        return ExitCode.USAGE
+    render_entry(entry, cause, env.stdout, env.stdout_isatty)
+    return ExitCode.HEALTHY

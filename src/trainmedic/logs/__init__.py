@@ -1,0 +1,1 @@
+"""Reading logs: sources, blocks, rank/host/time attribution, tracebacks. Streaming, bounded memory."""

@@ -1,0 +1,124 @@
+"""Which rank, host and time a line belongs to, from the prefixes and file names people really get."""
+
+from __future__ import annotations
+
+import calendar
+import re
+import time as _time
+from dataclasses import dataclass
+from pathlib import PurePath
+
+# Prefixes, tried in order at the start of a line; each may be followed by another (host, then rank).
+_RANK_PREFIXES = (
+    re.compile(r"\[(?:rank|default)(\d{1,6})\]:[ ]?"),  # torchrun tee / torch>=2.2 traceback prefix
+    re.compile(r"\[1,(\d{1,6})\]<(?:stdout|stderr)>:[ ]?"),  # mpirun --tag-output
+    re.compile(r"\[rank: (\d{1,6})\] "),  # Lightning rank_prefixed_message
+    re.compile(r" {0,5}(\d{1,5}): "),  # srun -l (right-aligned)
+)
+_HOST_PREFIX = re.compile(r"((?:[a-z][a-z0-9]*(?:[-.][a-z0-9]+)+)|(?:[a-z]+\d+)): ")
+_NOT_HOSTS = re.compile(r"(?:rank|default)\d+")
+_RANK_IN_TEXT = re.compile(r"\[Rank (\d{1,6})\]")
+
+_FILE_RANK = (
+    re.compile(r"(?:^|[^a-z])rank[_-]?(\d{1,6})(?:[^0-9]|$)", re.I),
+    re.compile(r"attempt_\d+/(\d{1,6})/(?:stdout|stderr|error)\.(?:log|json)$"),  # torchrun --log-dir
+    re.compile(r"(?:^|/)(?:stdout|stderr)[_-]?(\d{1,6})\.(?:log|txt|out)$"),
+)
+_FILE_HOST = re.compile(r"(?:^|/)((?:node|host|ip)[-_]?[\w-]*\d[\w-]*)(?:/|\.)", re.I)
+
+
+@dataclass(frozen=True)
+class Attribution:
+    rank: int | None
+    host: str | None
+    rest: str  # the line without its launcher prefixes
+
+
+def split_prefix(text: str) -> Attribution:
+    """Strip launcher prefixes and say which rank/host printed the line."""
+    rank: int | None = None
+    host: str | None = None
+    pos = 0
+    for _ in range(3):  # at most host + rank + a repeated rank prefix
+        m = _HOST_PREFIX.match(text, pos) if host is None and rank is None else None
+        if m and not _NOT_HOSTS.fullmatch(m.group(1)):
+            host = m.group(1)
+            pos = m.end()
+            continue
+        for rx in _RANK_PREFIXES:
+            m = rx.match(text, pos)
+            if m:
+                if rank is None:
+                    rank = int(m.group(1))
+                pos = m.end()
+                break
+        else:
+            break
+    rest = text[pos:]
+    if rank is None:
+        m = _RANK_IN_TEXT.search(rest, 0, 120)
+        if m:
+            rank = int(m.group(1))
+    return Attribution(rank, host, rest)
+
+
+def rank_from_path(path: str) -> int | None:
+    p = path.replace("\\", "/")
+    name = PurePath(p).name
+    for rx in _FILE_RANK:
+        m = rx.search(name) or rx.search(p)
+        if m:
+            return int(m.group(1))
+    return None
+
+
+def host_from_path(path: str) -> str | None:
+    m = _FILE_HOST.search(path.replace("\\", "/"))
+    return m.group(1) if m else None
+
+
+# ---------------------------------------------------------------- timestamps
+
+_ISO = re.compile(r"(\d{4})-(\d\d)-(\d\d)[T _](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(Z|[+-]\d\d:?\d\d)?")
+_GLOG = re.compile(r"[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{1,9})")
+_CTIME = re.compile(
+    r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(\d{1,2}) "
+    r"(\d\d):(\d\d):(\d\d) (\d{4})"
+)
+_EPOCH = re.compile(r"(?<![\d.])(1[5-9]\d{8}(?:\.\d{1,6})?)(?![\d.])")
+_MONTHS = {m: i for i, m in enumerate(calendar.month_abbr) if m}
+
+
+def parse_time(text: str, year: int | None = None) -> float | None:
+    """Seconds since the epoch (UTC) from the first timestamp in the line's first 200 characters."""
+    head = text[:200]
+    m = _ISO.search(head)
+    if m:
+        y, mo, d, h, mi, s = (int(g) for g in m.groups()[:6])
+        frac = float("0." + m.group(7)) if m.group(7) else 0.0
+        try:
+            t = calendar.timegm((y, mo, d, h, mi, s, 0, 0, 0)) + frac
+        except (ValueError, OverflowError):
+            return None
+        tz = m.group(8)
+        if tz and tz != "Z":
+            sign = 1 if tz[0] == "+" else -1
+            hh, mm = int(tz[1:3]), int(tz[-2:])
+            t -= sign * (hh * 3600 + mm * 60)
+        return t
+    m = _GLOG.search(head)
+    if m:
+        mo, d, h, mi, s = (int(g) for g in m.groups()[:5])
+        if not (1 <= mo <= 12 and 1 <= d <= 31):
+            return None
+        y = year or _time.gmtime().tm_year  # glog lines carry no year
+        return calendar.timegm((y, mo, d, h, mi, s, 0, 0, 0)) + float("0." + m.group(6))
+    m = _CTIME.search(head)
+    if m:
+        mo = _MONTHS[m.group(1)]
+        d, h, mi, s, y = (int(g) for g in m.groups()[1:])
+        return float(calendar.timegm((y, mo, d, h, mi, s, 0, 0, 0)))
+    m = _EPOCH.search(head)
+    if m:
+        return float(m.group(1))
+    return None

@@ -1,0 +1,340 @@
+"""Stream one input through the scanner and collect what the reasoner needs, in bounded memory.
+
+Per block: the scanner finds candidate lines, each is confirmed and attributed (rank, host, time);
+tracebacks and torchrun failure summaries are assembled from the lines that follow a marker
+(reading into the next block when needed). Only the tail of each input is read line by line, for
+each rank's last progress.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+from trainmedic.logs.attribution import host_from_path, parse_time, rank_from_path, split_prefix
+from trainmedic.logs.blocks import iter_blocks
+from trainmedic.logs.sources import InputError, Source, looks_binary
+from trainmedic.logs.tracebacks import assemble_traceback
+from trainmedic.model import InputSummary, Line, Match, RankProgress, Traceback
+from trainmedic.scan.database import PROGRESS, Pattern, Scanner, build_scanner
+
+LOOKAHEAD = 1 << 20  # how far into the next block a traceback or summary may run
+TAIL = 2 << 20  # bytes at the end of each input read line by line for progress
+MAX_HITS_PER_PATTERN = 400  # a failure repeated a million times needs only its first and last lines
+HEAD_SAMPLE = 16 * 1024  # bytes at the start of each block whose line prefixes reveal ranks
+
+_STEP = re.compile(r"(?:global_step|[Ss]tep|[Ii]ter(?:ation)?)[ =:]+(\d+)")
+_TQDM = re.compile(r"(\d+)/(\d+) \[")
+_EPOCH = re.compile(r"[Ee]poch[ =:]+(\d+)")
+_WORLD = re.compile(r"(?:world_size|WORLD_SIZE|nranks|num_processes)[=: ]+(\d+)")
+_KV = re.compile(r"(\w+) *: (.*)")
+
+
+@dataclass(frozen=True)
+class SummaryRecord:
+    """One rank's record in torchrun's failure summary (ChildFailedError)."""
+
+    rank: int
+    local_rank: int
+    host: str | None
+    exitcode: int | None
+    pid: int | None
+    traceback: str
+    root_cause: bool
+    path: str
+    line: int
+
+
+@dataclass
+class InputScan:
+    source: Source
+    bytes: int = 0
+    lines: int = 0
+    ranks: set[int] = field(default_factory=set)
+    matches: list[Match] = field(default_factory=list)
+    tracebacks: list[Traceback] = field(default_factory=list)
+    summaries: list[SummaryRecord] = field(default_factory=list)
+    world_sizes: set[int] = field(default_factory=set)
+    progress: dict[int | None, RankProgress] = field(default_factory=dict)
+    tqdm_incomplete: dict[int | None, bool] = field(default_factory=dict)
+    done: bool = False
+    last_line_rank: dict[int | None, int] = field(default_factory=dict)
+    dropped: Counter[str] = field(default_factory=Counter)
+
+    def summary(self) -> InputSummary:
+        return InputSummary(self.source.name, self.bytes, self.lines, tuple(sorted(self.ranks)))
+
+
+def _decode(raw: bytes) -> str:
+    text = raw.decode("utf-8", errors="replace")
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+    return text.rstrip("\r\n")
+
+
+def _visible(raw: bytes, end_in_line: int) -> bytes:
+    """The carriage-return segment of a tqdm-style line that holds the match."""
+    if b"\r" not in raw:
+        return raw
+    start = raw.rfind(b"\r", 0, max(end_in_line - 1, 0)) + 1
+    stop = raw.find(b"\r", end_in_line)
+    return raw[start : stop if stop >= 0 else len(raw)]
+
+
+def _lines_from(buf: bytes, pos: int, limit: int) -> Iterator[bytes]:
+    """Lines of `buf` starting at `pos`, at most `limit` of them."""
+    n = 0
+    while pos < len(buf) and n < limit:
+        nl = buf.find(b"\n", pos)
+        stop = nl if nl >= 0 else len(buf)
+        yield buf[pos:stop]
+        pos = stop + 1
+        n += 1
+
+
+def _lines_before(buf: bytes, pos: int, limit: int) -> list[bytes]:
+    out: list[bytes] = []
+    end = pos - 1
+    while end > 0 and len(out) < limit:
+        start = buf.rfind(b"\n", 0, end) + 1
+        out.append(buf[start:end])
+        end = start - 1
+    return out
+
+
+class Reader:
+    """Holds the compiled databases; scans any number of inputs."""
+
+    def __init__(self, patterns: list[Pattern], backend: str | None = None) -> None:
+        self.patterns = patterns
+        self.scanner: Scanner = build_scanner(patterns, backend)
+        self.compiled = [re.compile(p.regex.encode(), re.I if p.ignore_case else 0) for p in patterns]
+        self.progress_scanner: Scanner = build_scanner(PROGRESS, backend)
+        self.progress_compiled = [re.compile(p.regex.encode()) for p in PROGRESS]
+
+    # ------------------------------------------------------------ one input
+
+    def scan(self, source: Source, stdin: BinaryIO | None = None,
+             on_bytes: Callable[[int], None] | None = None) -> InputScan:
+        result = InputScan(source)
+        file_rank = rank_from_path(source.name)
+        file_host = host_from_path(source.name)
+        if file_rank is not None:
+            result.ranks.add(file_rank)
+        stream = source.open(stdin)
+        try:
+            self._scan_stream(stream, result, file_rank, file_host, on_bytes)
+        except (OSError, EOFError) as exc:
+            # Truncated or corrupt compressed data surfaces here, after the good part was read.
+            raise InputError(f"{source.name}: cannot read: {exc}") from exc
+        finally:
+            stream.close()
+        return result
+
+    def _scan_stream(
+        self, stream: BinaryIO, result: InputScan, file_rank: int | None, file_host: str | None,
+        on_bytes: Callable[[int], None] | None = None,
+    ) -> None:
+        blocks = iter_blocks(stream)
+        current = next(blocks, None)
+        if current is None:
+            return
+        if looks_binary(current[:65536]):
+            raise InputError(f"{result.source.name}: looks like a binary file, not a log")
+        line_base = 0
+        tail = b""
+        hits: Counter[int] = Counter()
+        while current is not None:
+            following = next(blocks, None)
+            lookahead = following[:LOOKAHEAD] if following is not None else b""
+            self._scan_block(current, lookahead, line_base, result, file_rank, file_host, hits)
+            result.bytes += len(current)
+            if on_bytes is not None:
+                on_bytes(len(current))
+            newlines = current.count(b"\n")
+            line_base += newlines
+            tail = (tail + current)[-TAIL:] if len(current) < TAIL else current[-TAIL:]
+            current = following
+        result.lines = line_base + (0 if tail.endswith(b"\n") or not tail else 1)
+        first = result.lines - (tail.count(b"\n") + (0 if tail.endswith(b"\n") else 1)) + 1
+        if result.bytes > len(tail):  # the tail starts mid-line: drop the partial line
+            cut = tail.find(b"\n") + 1
+            tail, first = tail[cut:], first + 1
+        self._scan_tail(tail, first, result, file_rank)
+        for key, n in hits.items():
+            if n > MAX_HITS_PER_PATTERN:
+                result.dropped[self.patterns[key].key] += n - MAX_HITS_PER_PATTERN
+
+    def _scan_block(
+        self,
+        block: bytes,
+        lookahead: bytes,
+        line_base: int,
+        result: InputScan,
+        file_rank: int | None,
+        file_host: str | None,
+        hits: Counter[int],
+    ) -> None:
+        path = result.source.name
+        # Ranks present in this block, from a sample of line prefixes.
+        for raw in _lines_from(block, 0, 64):
+            att = split_prefix(_decode(raw[:200]))
+            if att.rank is not None:
+                result.ranks.add(att.rank)
+        cands = self.scanner.candidates(block)
+        if not cands:
+            return
+        cands.sort()
+        seen: set[tuple[int, int]] = set()
+        cursor, cursor_line = 0, line_base + 1
+        summary_spans: list[tuple[int, int, SummaryRecord]] = []
+        pending: list[Match] = []
+        for end, pid in cands:
+            start = block.rfind(b"\n", 0, max(end - 1, 0)) + 1
+            if (pid, start) in seen:
+                continue
+            seen.add((pid, start))
+            stop = block.find(b"\n", max(end - 1, start))
+            raw = block[start : stop if stop >= 0 else len(block)]
+            if not self.compiled[pid].search(raw):
+                continue
+            cursor_line += block.count(b"\n", cursor, start)
+            cursor = start
+            lineno = cursor_line
+            pattern = self.patterns[pid]
+            if pattern.kind == "traceback":
+                att = split_prefix(_decode(raw))
+                if not att.rest.lstrip().startswith("Traceback"):
+                    continue  # embedded in torchrun's summary; the summary parser reads it
+                if len(result.tracebacks) < 2000:
+                    buf = block + lookahead
+                    tb = assemble_traceback(
+                        _lines_from(buf, start, 6000), path, lineno, att.rank if att.rank is not None else file_rank
+                    )
+                    if tb is not None:
+                        result.tracebacks.append(tb)
+                continue
+            if pattern.kind == "summary":
+                rec = self._summary_record(block + lookahead, start, raw, path, lineno, file_host)
+                if rec is not None:
+                    result.summaries.append(rec)
+                    result.ranks.add(rec.rank)
+                    summary_spans.append((lineno - 4, lineno + 6, rec))
+                continue
+            if pattern.kind == "world":
+                m = _WORLD.search(_decode(raw))
+                if m and 1 <= int(m.group(1)) <= 1_000_000:
+                    result.world_sizes.add(int(m.group(1)))
+                continue
+            hits[pid] += 1
+            if hits[pid] > MAX_HITS_PER_PATTERN:
+                continue
+            vis = _visible(raw, end - start)
+            text = _decode(vis)
+            att = split_prefix(text)
+            rank = att.rank if att.rank is not None else file_rank
+            if rank is not None:
+                result.ranks.add(rank)
+            line = Line(path, lineno, att.rest.strip() or text, rank, att.host or file_host, parse_time(text))
+            cause = pattern.key.partition("#")[0]
+            pending.append(Match(pattern.key, cause, line))
+        if summary_spans:
+            pending = [_in_summary(m, summary_spans) for m in pending]
+        result.matches.extend(pending)
+
+    def _summary_record(
+        self, buf: bytes, start: int, raw: bytes, path: str, lineno: int, file_host: str | None
+    ) -> SummaryRecord | None:
+        m = re.search(r"rank +: (\d+) \(local_rank: (\d+)\)", _decode(raw))
+        if not m:
+            return None
+        fields: dict[str, str] = {}
+        before = [_decode(b) for b in _lines_before(buf, start, 5)]
+        after = [_decode(b) for b in _lines_from(buf, start, 6)][1:]
+        for text in [*before, *after]:
+            kv = _KV.search(split_prefix(text).rest.strip())
+            if kv and kv.group(1) in ("host", "time", "exitcode", "error_file", "traceback"):
+                fields.setdefault(kv.group(1), kv.group(2).strip())
+        root = any("Root Cause" in t for t in before)
+        exitcode = pid = None
+        em = re.match(r"(-?\d+)(?: \(pid: (\d+)\))?", fields.get("exitcode", ""))
+        if em:
+            exitcode = int(em.group(1))
+            pid = int(em.group(2)) if em.group(2) else None
+        return SummaryRecord(
+            rank=int(m.group(1)),
+            local_rank=int(m.group(2)),
+            host=fields.get("host") or file_host,
+            exitcode=exitcode,
+            pid=pid,
+            traceback=fields.get("traceback", ""),
+            root_cause=root,
+            path=path,
+            line=lineno,
+        )
+
+    # ------------------------------------------------------------ tail: progress per rank
+
+    def _scan_tail(self, tail: bytes, first_line: int, result: InputScan, file_rank: int | None) -> None:
+        if not tail:
+            return
+        path = result.source.name
+        # Which rank printed the last line of the input, per rank: a rank that stops early is a suspect.
+        lineno = first_line - 1
+        for raw in _lines_from(tail, 0, 1 << 30):
+            lineno += 1
+            if not raw.strip():
+                continue
+            att = split_prefix(_decode(raw[:200]))
+            rank = att.rank if att.rank is not None else file_rank
+            if rank is not None:
+                result.ranks.add(rank)
+            result.last_line_rank[rank] = lineno
+        cands = self.progress_scanner.candidates(tail)
+        cands.sort()
+        cursor, cursor_line = 0, first_line
+        seen: set[tuple[int, int]] = set()
+        for end, pid in cands:
+            start = tail.rfind(b"\n", 0, max(end - 1, 0)) + 1
+            if (pid, start) in seen:
+                continue
+            seen.add((pid, start))
+            stop = tail.find(b"\n", max(end - 1, start))
+            raw = tail[start : stop if stop >= 0 else len(tail)]
+            vis = _visible(raw, end - start)
+            if not self.progress_compiled[pid].search(vis):
+                continue
+            cursor_line += tail.count(b"\n", cursor, start)
+            cursor = start
+            text = _decode(vis)
+            att = split_prefix(text)
+            rank = att.rank if att.rank is not None else file_rank
+            kind = PROGRESS[pid].kind
+            if kind == "done":
+                result.done = True
+                continue
+            step = None
+            tq = _TQDM.search(att.rest)
+            if tq:
+                step = int(tq.group(1))
+                result.tqdm_incomplete[rank] = int(tq.group(1)) < int(tq.group(2))
+            else:
+                sm = _STEP.search(att.rest) or _EPOCH.search(att.rest)
+                step = int(sm.group(1)) if sm else None
+                result.tqdm_incomplete.pop(rank, None)
+            prev = result.progress.get(rank)
+            if prev is None or prev.line <= cursor_line:
+                result.progress[rank] = RankProgress(rank, step, path, cursor_line, att.rest.strip()[:300])
+
+
+def _in_summary(m: Match, spans: list[tuple[int, int, SummaryRecord]]) -> Match:
+    if m.line.rank is not None:
+        return m
+    for lo, hi, rec in spans:
+        if lo <= m.line.number <= hi:
+            line = Line(m.line.path, m.line.number, m.line.text, rec.rank, rec.host or m.line.host, m.line.time)
+            return Match(m.fingerprint, m.cause, line)
+    return m

@@ -1,0 +1,177 @@
+"""Where log bytes come from: files (plain or compressed), directories of rank logs, stdin.
+
+Compression is detected from magic bytes, not file names, because rotated and renamed logs lie.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import lzma
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+MAGIC = {
+    b"\x1f\x8b": "gzip",
+    b"\x28\xb5\x2f\xfd": "zstd",
+    b"BZh": "bz2",
+    b"\xfd7zXZ\x00": "xz",
+}
+_SAMPLE = 64 * 1024
+# Bytes that never appear in text logs. NUL and ESC are excluded on purpose: worker crash
+# messages end with a NUL byte and coloured logs carry ESC sequences.
+_BINARY_BYTES = bytes(b for b in range(32) if b not in (0, 9, 10, 11, 12, 13, 27)) + b"\x7f"
+_BINARY_TABLE = bytes.maketrans(b"", b"")
+
+
+class InputError(Exception):
+    """An input that cannot be read as a log; the message is shown as one line, exit code 2."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """One log stream: a path on disk or standard input."""
+
+    name: str
+    path: Path | None  # None for stdin
+    size: int | None
+    from_dir: bool = False
+
+    def open(self, stdin: BinaryIO | None = None) -> BinaryIO:
+        if self.path is None:
+            if stdin is None:
+                raise InputError("standard input is not available")
+            return _decompressing(_Peekable(stdin), self.name)
+        try:
+            raw: BinaryIO = open(self.path, "rb")  # noqa: SIM115  # caller closes; the stream outlives this frame
+        except PermissionError as exc:
+            raise InputError(f"{self.name}: permission denied") from exc
+        except IsADirectoryError as exc:
+            raise InputError(f"{self.name}: is a directory") from exc
+        except OSError as exc:
+            raise InputError(f"{self.name}: cannot open: {exc.strerror or exc}") from exc
+        return _decompressing(_Peekable(raw), self.name)
+
+
+class _Peekable(io.RawIOBase):
+    """Wraps a stream so its first bytes can be looked at without seeking (stdin cannot seek)."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self._raw = raw
+        self._head = b""
+
+    def peek(self, n: int) -> bytes:
+        while len(self._head) < n:
+            chunk = self._raw.read(n - len(self._head))
+            if not chunk:
+                break
+            self._head += chunk
+        return self._head[:n]
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: bytearray | memoryview) -> int:  # type: ignore[override]  # buffer protocol
+        mv = memoryview(b)
+        if self._head:
+            n = min(len(mv), len(self._head))
+            mv[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._raw.read(len(mv))
+        mv[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+def compression_of(head: bytes) -> str | None:
+    for magic, kind in MAGIC.items():
+        if head.startswith(magic):
+            return kind
+    return None
+
+
+def _decompressing(stream: _Peekable, name: str) -> BinaryIO:
+    kind = compression_of(stream.peek(8))
+    buffered = io.BufferedReader(stream, buffer_size=1 << 20)
+    if kind is None:
+        return buffered
+    if kind == "gzip":
+        return gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[return-value]  # a BinaryIO in practice
+    if kind == "bz2":
+        return bz2.BZ2File(buffered, mode="rb")  # type: ignore[return-value]
+    if kind == "xz":
+        return lzma.LZMAFile(buffered, mode="rb")  # type: ignore[return-value]
+    try:
+        import zstandard
+    except ImportError as exc:  # pragma: no cover - zstandard is a core dependency
+        raise InputError(f"{name}: zstd input needs the 'zstandard' package") from exc
+    return zstandard.ZstdDecompressor().stream_reader(buffered, read_across_frames=True)  # type: ignore[no-any-return]
+
+
+def looks_binary(sample: bytes) -> bool:
+    """True for data that is clearly not a text log (images, checkpoints, executables)."""
+    if not sample:
+        return False
+    bad = len(sample) - len(sample.translate(_BINARY_TABLE, _BINARY_BYTES))
+    nul = sample.count(b"\x00")
+    # A crash message adds a handful of NULs; binary files are full of them.
+    return bad / len(sample) > 0.05 or nul / len(sample) > 0.10
+
+
+_SKIP_DIRS = {".git", "__pycache__", ".ipynb_checkpoints"}
+
+
+def _walk(root: Path) -> Iterator[Path]:
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
+        for fn in sorted(filenames):
+            if not fn.startswith("."):
+                yield Path(dirpath) / fn
+
+
+def expand(paths: list[str]) -> list[Source]:
+    """Turn command-line paths into sources; raise InputError for anything unreadable."""
+    sources: list[Source] = []
+    if not paths:
+        raise InputError("no input given: pass log files, a directory, or '-' for standard input")
+    for raw in paths:
+        if raw == "-":
+            sources.append(Source("<stdin>", None, None))
+            continue
+        p = Path(raw)
+        try:
+            st = p.stat()
+        except FileNotFoundError as exc:
+            raise InputError(f"{raw}: no such file or directory") from exc
+        except PermissionError as exc:
+            raise InputError(f"{raw}: permission denied") from exc
+        except OSError as exc:
+            raise InputError(f"{raw}: cannot read: {exc.strerror or exc}") from exc
+        if stat.S_ISDIR(st.st_mode):
+            found = []
+            for f in _walk(p):
+                try:
+                    fst = f.stat()
+                except OSError:
+                    continue
+                if stat.S_ISREG(fst.st_mode):
+                    found.append(Source(str(f), f, fst.st_size, from_dir=True))
+            if not found:
+                raise InputError(f"{raw}: directory holds no log files")
+            sources.extend(found)
+        elif stat.S_ISREG(st.st_mode) or stat.S_ISFIFO(st.st_mode) or stat.S_ISCHR(st.st_mode):
+            if not os.access(p, os.R_OK):
+                raise InputError(f"{raw}: permission denied")
+            sources.append(Source(raw, p, st.st_size if stat.S_ISREG(st.st_mode) else None))
+        else:
+            raise InputError(f"{raw}: not a regular file")
+    return sources

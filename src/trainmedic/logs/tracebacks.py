@@ -1,0 +1,83 @@
+"""Assemble a Python traceback from the lines after its marker, skipping other ranks' lines.
+
+Handles chained exceptions ("The above exception was the direct cause ...", "During handling ...")
+and the "Original Traceback" that DataLoader workers embed in the re-raised message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from trainmedic.logs.attribution import split_prefix
+from trainmedic.model import Traceback
+
+MAX_OWN_LINES = 800
+_CHAIN = ("The above exception was the direct cause", "During handling of the above exception")
+
+
+def _text(raw: bytes) -> str:
+    return raw.decode("utf-8", errors="replace").replace("\x00", "").rstrip("\r\n")
+
+
+def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank: int | None) -> Traceback | None:
+    """`lines` starts with the marker line; returns None if no exception line was found."""
+    frames: list[str] = []
+    exceptions: list[str] = []
+    state = "frames"
+    own = 0
+    last = first_line
+    prefixed = None  # whether this traceback's lines carry a rank prefix
+    for idx, raw in enumerate(lines):
+        text = _text(raw)
+        att = split_prefix(text)
+        if idx == 0:
+            prefixed = att.rank is not None
+            continue
+        line_rank = att.rank
+        if prefixed and line_rank != rank:
+            continue  # another rank's line, or an unprefixed print, interleaved
+        if not prefixed and line_rank is not None and line_rank != rank:
+            continue
+        own += 1
+        if own > MAX_OWN_LINES:
+            break
+        body = att.rest if prefixed or line_rank is not None else text
+        stripped = body.strip()
+        if state == "frames":
+            if not stripped:
+                continue
+            if body.startswith((" ", "\t")) or stripped.startswith(("^", "~")):
+                frames.append(stripped)
+                last = first_line + idx
+                continue
+            if stripped.startswith(("Traceback (most recent call last):", "Original Traceback")):
+                last = first_line + idx
+                continue
+            exceptions.append(stripped)
+            last = first_line + idx
+            state = "after"
+        elif state == "after":
+            if stripped.startswith("Original Traceback"):
+                state = "frames"
+                last = first_line + idx
+            elif stripped.startswith(_CHAIN):
+                state = "chain"
+                last = first_line + idx
+            elif not stripped:
+                continue
+            elif body.startswith("\t"):
+                exceptions[-1] = f"{exceptions[-1]} {stripped}"[:4000]
+                last = first_line + idx
+            else:
+                break
+        else:  # chain: expect the next traceback
+            if not stripped:
+                continue
+            if stripped.startswith("Traceback (most recent call last):"):
+                state = "frames"
+                last = first_line + idx
+            else:
+                break
+    if not exceptions:
+        return None
+    return Traceback(path, first_line, last, rank, tuple(frames[-60:]), tuple(exceptions))

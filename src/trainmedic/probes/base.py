@@ -1,0 +1,265 @@
+"""The probe interface: a probe reads the machine through a ProbeContext and returns one Check.
+
+Every path a probe reads goes through the context, so tests point probes at recorded snapshot
+folders instead of the live /proc and /sys; everything a folder cannot stand in for (statvfs,
+disk usage, the CPU count) is an injectable function or value.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, NamedTuple, Protocol
+
+Status = Literal["ok", "warn", "fail", "unknown"]
+STATUSES: tuple[Status, ...] = ("ok", "warn", "fail", "unknown")
+DataValue = int | float | str | bool | tuple["DataValue", ...] | None  # JSON-like, no dicts
+
+MiB = 1024 * 1024
+GiB = 1024 * MiB
+
+
+@dataclass(frozen=True)
+class Check:
+    """One probe's verdict: what it measured, against what, why it matters and what to do."""
+
+    id: str
+    status: Status
+    value: str
+    threshold: str = ""
+    why: str = ""
+    fix: str = ""
+    data: Mapping[str, DataValue] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The public doctor JSON shape; `data` stays in-process (see facts.py for the numbers)."""
+        return {
+            "id": self.id,
+            "status": self.status,
+            "value": self.value,
+            "threshold": self.threshold,
+            "why": self.why,
+            "fix": self.fix,
+        }
+
+
+def unknown(probe_id: str, reason: str, **data: DataValue) -> Check:
+    """A check that could not be measured: the reason says what was unreadable."""
+    return Check(id=probe_id, status="unknown", value=reason, data=data)
+
+
+class FsStats(Protocol):
+    """The part of os.statvfs_result the probes use, so tests can hand in a stand-in."""
+
+    @property
+    def f_frsize(self) -> int: ...
+
+    @property
+    def f_blocks(self) -> int: ...
+
+    @property
+    def f_bavail(self) -> int: ...
+
+
+class FakeStatvfs(NamedTuple):
+    """A statvfs stand-in for snapshots: a folder cannot fake a filesystem's size."""
+
+    f_frsize: int
+    f_blocks: int
+    f_bavail: int
+
+
+class DiskUsage(NamedTuple):
+    total: int
+    used: int
+    free: int
+
+
+@dataclass(frozen=True)
+class LogSource:
+    """Where kernel log lines come from: a command (argv) or a file (path)."""
+
+    name: str
+    argv: tuple[str, ...] = ()
+    path: str = ""
+
+
+DEFAULT_KERNEL_LOG_SOURCES: tuple[LogSource, ...] = (
+    LogSource("dmesg", argv=("dmesg",)),
+    LogSource("journalctl -k", argv=("journalctl", "-k", "--no-pager", "-o", "short-iso")),
+    LogSource("/var/log/kern.log", path="/var/log/kern.log"),
+    LogSource("/var/log/messages", path="/var/log/messages"),
+)
+
+
+def _disk_usage(path: str) -> DiskUsage:
+    usage = shutil.disk_usage(path)
+    return DiskUsage(usage.total, usage.used, usage.free)
+
+
+@dataclass(frozen=True)
+class ProbeContext:
+    """Where probes read from and what the run asks for (workers, batch size, prefetch)."""
+
+    proc_root: str = "/proc"
+    sys_root: str = "/sys"
+    dev_shm: str = "/dev/shm"
+    etc_root: str = "/etc"
+    fs_root: str = "/"
+    kernel_log_sources: tuple[LogSource, ...] = DEFAULT_KERNEL_LOG_SOURCES
+    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    workers: int | None = None
+    batch_bytes: int | None = None
+    prefetch_factor: int | None = None
+    statvfs: Callable[[str], FsStats] = os.statvfs
+    disk_usage: Callable[[str], DiskUsage] = _disk_usage
+    cwd: str = field(default_factory=os.getcwd)
+    cpu_count: int | None = field(default_factory=os.cpu_count)
+    python: str = sys.executable  # interpreter the torch probe asks; "" skips it
+    command_timeout: float = 5.0  # per external command (dmesg, journalctl, python -c)
+    now: float = field(default_factory=time.time)
+
+    def proc(self, rel: str) -> Path:
+        return Path(self.proc_root) / rel
+
+    def sys(self, rel: str) -> Path:
+        return Path(self.sys_root) / rel
+
+    def etc(self, rel: str) -> Path:
+        return Path(self.etc_root) / rel
+
+    def root(self, absolute: str) -> Path:
+        """A path of the probed machine's root filesystem, e.g. /.dockerenv."""
+        return Path(self.fs_root) / absolute.lstrip("/")
+
+    def host_path(self, absolute: str) -> Path:
+        """Map an absolute path seen in /proc (a mount point) onto the context's roots."""
+        for prefix, base in (("/sys", self.sys_root), ("/proc", self.proc_root), ("/etc", self.etc_root)):
+            if absolute == prefix or absolute.startswith(prefix + "/"):
+                return Path(base) / absolute[len(prefix) :].lstrip("/")
+        return self.root(absolute)
+
+
+class Probe(Protocol):
+    """A probe: an id, a time limit the runner enforces, and run(ctx) -> Check."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def time_limit(self) -> float: ...
+
+    def run(self, ctx: ProbeContext) -> Check: ...
+
+
+# ------------------------------------------------------------------ helpers shared by probes
+
+
+def read_text(path: Path) -> str:
+    """Read a small text file (proc/sys files are tiny); raises OSError when unreadable."""
+    with path.open(encoding="utf-8", errors="replace") as f:
+        return f.read(1 << 20)
+
+
+def try_read(path: Path) -> str | None:
+    try:
+        return read_text(path)
+    except (OSError, ValueError):
+        return None
+
+
+def try_int(path: Path) -> int | None:
+    text = try_read(path)
+    if text is None:
+        return None
+    try:
+        return int(text.split()[0])
+    except (ValueError, IndexError):
+        return None
+
+
+class CommandResult(NamedTuple):
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+class CommandTimeout(Exception):
+    """The command ran past its time limit and was killed with its whole process group."""
+
+
+def run_command(argv: Sequence[str], timeout: float, env: Mapping[str, str] | None = None) -> CommandResult:
+    """Run a command with a hard time limit.
+
+    The child gets its own session and the whole group is killed on timeout: subprocess.run
+    alone kills only the child, and a grandchild holding the pipe open would hang us anyway.
+    Raises OSError when the command cannot be started, CommandTimeout when it overruns.
+    """
+    proc = subprocess.Popen(
+        list(argv),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        env=dict(env) if env is not None else None,
+    )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            proc.kill()
+        try:
+            proc.communicate(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            pass
+        raise CommandTimeout(f"{argv[0]} did not finish within {timeout:g}s") from None
+    return CommandResult(
+        proc.returncode,
+        out.decode("utf-8", errors="replace"),
+        err.decode("utf-8", errors="replace"),
+    )
+
+
+# ------------------------------------------------------------------ sizes
+
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?)(b?)\s*$", re.IGNORECASE)
+_POWERS = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
+
+
+def parse_size(text: str) -> int:
+    """Parse `64M`, `64MiB`, `2GiB`, `1.5G`, `4096`: bare and *iB suffixes are binary, *B decimal.
+
+    `64M` means 64 MiB as in `docker --shm-size=64m`; `64MB` is 64 * 10**6 bytes.
+    Raises ValueError with the accepted forms.
+    """
+    m = _SIZE_RE.match(text)
+    if not m:
+        raise ValueError(f"not a size: {text!r} (use e.g. 4096, 64M, 64MiB, 2GiB, 500MB)")
+    number, unit, binary, byte = m.groups()
+    power = _POWERS[unit.lower()]
+    if binary and not unit:
+        raise ValueError(f"not a size: {text!r} (use e.g. 4096, 64M, 64MiB, 2GiB, 500MB)")
+    base = 1000 if (byte and not binary and unit) else 1024
+    return int(float(number) * base**power)
+
+
+def format_size(n: float) -> str:
+    """Human size with binary units; whole numbers print without decimals (64 MiB)."""
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024 or unit == "TiB":
+            if unit == "B" or value == int(value):
+                return f"{int(value)} {unit}"
+            return f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} TiB"  # pragma: no cover - loop always returns

@@ -1,0 +1,528 @@
+"""OOM-killer and segfault records from the kernel log: the facts that turn a bare "Killed" into an OOM.
+
+The formats come from the kernel itself: mm/oom_kill.c prints
+    "<Out of memory|Memory cgroup out of memory>: Killed process 1234 (python) total-vm:..kB,
+     anon-rss:..kB, file-rss:..kB, shmem-rss:..kB, UID:0 pgtables:..kB oom_score_adj:0"
+after a one-line summary
+    "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=..,mems_allowed=0,
+     oom_memcg=/..,task_memcg=/..,task=python,pid=1234,uid=0"
+and arch/x86/mm/fault.c prints
+    "python[1234]: segfault at 0 ip 00007f.. sp 00007ff.. error 4 in libc.so.6[7f..+..]".
+Older kernels say "Kill process N (x) score S or sacrifice child" and
+"Task in /a killed as a result of limit of /b"; both are understood.
+Lines may carry dmesg ("[  12.345678] "), dmesg -T, ISO (journalctl -o short-iso, rsyslog)
+or classic syslog ("Oct 17 01:49:00 host kernel: ") prefixes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal
+
+from trainmedic.probes.base import (
+    Check,
+    CommandTimeout,
+    LogSource,
+    ProbeContext,
+    format_size,
+    run_command,
+    try_read,
+    unknown,
+)
+
+RecordKind = Literal["oom-kill", "segfault", "trap"]
+FILE_TAIL_BYTES = 32 * 1024 * 1024  # the live probe reads only the end of a big kern.log
+SHOWN = 5
+
+
+@dataclass(frozen=True)
+class KernelRecord:
+    """One kernel verdict about a process: OOM-killed, segfaulted or trapped."""
+
+    kind: RecordKind
+    pid: int
+    name: str
+    line: int  # 1-based line number of the record's main line
+    text: str  # that line, as read
+    time: float | None = None  # epoch seconds when the line (or boot time + uptime) says
+    uptime: float | None = None  # seconds since boot, from a "[  12.345678]" prefix
+    scope: str = ""  # oom-kill: "cgroup" (memcg limit), "host", "cpuset", "mempolicy"
+    constraint: str | None = None  # CONSTRAINT_MEMCG, CONSTRAINT_NONE, ...
+    cgroup: str | None = None  # the memcg whose limit was hit (oom_memcg)
+    task_cgroup: str | None = None  # the victim's own memcg (task_memcg)
+    total_vm_kb: int | None = None
+    anon_rss_kb: int | None = None
+    file_rss_kb: int | None = None
+    shmem_rss_kb: int | None = None
+    uid: int | None = None
+    library: str | None = None  # segfault/trap: the mapping the faulting ip was in
+    address: str | None = None  # segfault: the faulting address
+    detail: str | None = None  # trap: "general protection fault", "trap invalid opcode", ...
+
+    def describe(self) -> str:
+        """One line for reports: what happened to which pid, when."""
+        when = ""
+        if self.time is not None:
+            when = " at " + dt.datetime.fromtimestamp(self.time).strftime("%Y-%m-%d %H:%M:%S")
+        elif self.uptime is not None:
+            when = f" at {self.uptime:.1f}s after boot"
+        if self.kind == "oom-kill":
+            extra = []
+            if self.anon_rss_kb is not None:
+                extra.append(f"anon-rss {format_size(self.anon_rss_kb * 1024)}")
+            if self.cgroup:
+                extra.append(f"memcg {self.cgroup}")
+            elif self.scope:
+                extra.append(self.scope)
+            tail = f" [{', '.join(extra)}]" if extra else ""
+            return f"OOM kill of pid {self.pid} ({self.name}){tail}{when}"
+        where = f" in {self.library}" if self.library else ""
+        what = "segfault" if self.kind == "segfault" else (self.detail or "trap")
+        return f"{what} of pid {self.pid} ({self.name}){where}{when}"
+
+
+# ------------------------------------------------------------------ line prefixes
+
+_MONTHS = {m: i for i, m in enumerate("Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split(), 1)}
+_PRIORITY = re.compile(r"^<\d+>")
+_ISO = re.compile(
+    r"^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})([.,]\d+)?(Z|[+-]\d{2}:?\d{2})?\s+"
+)
+_SYSLOG = re.compile(r"^([A-Z][a-z]{2})\s+(\d{1,2})\s+(\d{2}):(\d{2}):(\d{2})\s+")
+_CTIME = re.compile(r"^\[[A-Z][a-z]{2} ([A-Z][a-z]{2})\s+(\d{1,2}) (\d{2}):(\d{2}):(\d{2}) (\d{4})\]\s?")
+_HOST_KERNEL = re.compile(r"^\S+\s+kernel:\s?")
+_FACILITY = re.compile(r"^(?:kern|user|mail|daemon|auth|syslog|lpr|news)\s*:\s*[a-z]+\s*:\s?")
+_UPTIME = re.compile(r"^\[\s*(\d+\.\d+)\]\s?")
+
+
+def _iso_time(date: str, clock: str, frac: str | None, tz: str | None) -> float | None:
+    text = f"{date}T{clock}"
+    if frac:
+        text += "." + (frac[1:] + "000000")[:6]
+    if tz:
+        if tz == "Z":
+            tz = "+00:00"
+        elif ":" not in tz:
+            tz = f"{tz[:3]}:{tz[3:]}"
+        text += tz
+    try:
+        return dt.datetime.fromisoformat(text).timestamp()
+    except ValueError:
+        return None
+
+
+def _local_time(year: int, month: int, day: int, h: int, m: int, s: int) -> float | None:
+    try:
+        return dt.datetime(year, month, day, h, m, s).timestamp()
+    except ValueError:
+        return None
+
+
+def _split(line: str, year: int, now: float | None) -> tuple[float | None, float | None, str]:
+    """(time, uptime, message) of one kernel log line in any of the supported formats."""
+    rest = _PRIORITY.sub("", line.rstrip("\r\n"), count=1)
+    when: float | None = None
+    stamped = False
+    if m := _ISO.match(rest):
+        when, stamped = _iso_time(m.group(1), m.group(2), m.group(3), m.group(4)), True
+        rest = rest[m.end() :]
+    elif (m := _SYSLOG.match(rest)) and m.group(1) in _MONTHS:
+        month, day = _MONTHS[m.group(1)], int(m.group(2))
+        h, mi, s = int(m.group(3)), int(m.group(4)), int(m.group(5))
+        when, stamped = _local_time(year, month, day, h, mi, s), True
+        if when is not None and now is not None and when > now + 86400:
+            when = _local_time(year - 1, month, day, h, mi, s)  # syslog has no year: last year's line
+        rest = rest[m.end() :]
+    elif (m := _CTIME.match(rest)) and m.group(1) in _MONTHS:
+        when = _local_time(
+            int(m.group(6)),
+            _MONTHS[m.group(1)],
+            int(m.group(2)),
+            int(m.group(3)),
+            int(m.group(4)),
+            int(m.group(5)),
+        )
+        rest = rest[m.end() :]
+    if stamped and (m := _HOST_KERNEL.match(rest)):
+        rest = rest[m.end() :]
+    if m := _FACILITY.match(rest):
+        rest = rest[m.end() :]
+    uptime: float | None = None
+    if m := _UPTIME.match(rest):
+        uptime = float(m.group(1))
+        rest = rest[m.end() :]
+        if m := _HOST_KERNEL.match(rest):  # journalctl -o short-monotonic
+            rest = rest[m.end() :]
+    return when, uptime, rest
+
+
+# ------------------------------------------------------------------ messages
+
+_KILLED = re.compile(
+    r"(?:(?P<scope>(?:Memory cgroup out of memory|Out of memory)[^:]*): )?"
+    r"Killed process (?P<pid>\d+) \((?P<name>.*?)\)(?=\s+total-vm:|,|\s*$)"
+)
+_KILL_OLD = re.compile(
+    r"(?P<scope>Memory cgroup out of memory|Out of memory)[^:]*: Kill process (?P<pid>\d+) \((?P<name>.*?)\) score"
+)
+_SUMMARY = re.compile(r"oom-kill:constraint=(?P<constraint>[A-Z_]+)")
+_SUMMARY_TASK = re.compile(r",task=(?P<name>.*?),pid=\s*(?P<pid>\d+),uid=\s*(?P<uid>\d+)")
+_TASK_IN = re.compile(r"Task in (?P<task>\S+) killed as a result of limit of (?P<memcg>\S+)")
+_KB = {
+    name: re.compile(rf"\b{re.escape(key)}:(\d+)kB")
+    for name, key in (
+        ("total_vm_kb", "total-vm"),
+        ("anon_rss_kb", "anon-rss"),
+        ("file_rss_kb", "file-rss"),
+        ("shmem_rss_kb", "shmem-rss"),
+    )
+}
+_UID = re.compile(r"\bUID:(\d+)")
+_SEGV = re.compile(
+    r"^(?P<name>.+?)\[(?P<pid>\d+)\]: segfault at (?P<addr>[0-9a-fA-Fx]+) ip (?P<ip>[0-9a-fA-Fx]+) "
+    r"sp [0-9a-fA-Fx]+ error [0-9a-fA-F]+(?: in (?P<lib>[^\[\s]+)\[)?"
+)
+_SEGV_ANYWHERE = re.compile(
+    r"(?P<name>[^\s\[\]]+)\[(?P<pid>\d+)\]: segfault at (?P<addr>[0-9a-fA-Fx]+) ip [0-9a-fA-Fx]+ "
+    r"sp [0-9a-fA-Fx]+ error [0-9a-fA-F]+(?: in (?P<lib>[^\[\s]+)\[)?"
+)
+_TRAP = re.compile(
+    r"traps: (?P<name>.+?)\[(?P<pid>\d+)\] (?P<what>general protection fault|trap [a-z ]+?|[a-z][a-z ]+?) "
+    r"ip:[0-9a-fA-F]+ sp:[0-9a-fA-F]+ error:[0-9a-fA-F]+(?: in (?P<lib>[^\[\s]+)\[)?"
+)
+
+
+def _field(rest: str, key: str) -> str | None:
+    m = re.search(rf"[,:]{key}=([^,]*)", rest)
+    return m.group(1) if m else None
+
+
+def _scope(text: str | None, constraint: str | None) -> str:
+    if text:
+        return "cgroup" if text.startswith("Memory cgroup") else "host"
+    return {
+        "CONSTRAINT_MEMCG": "cgroup",
+        "CONSTRAINT_NONE": "host",
+        "CONSTRAINT_CPUSET": "cpuset",
+        "CONSTRAINT_MEMORY_POLICY": "mempolicy",
+    }.get(constraint or "", "")
+
+
+def parse_kernel_log(
+    lines: Iterable[str],
+    *,
+    boot_time: float | None = None,
+    year: int | None = None,
+    now: float | None = None,
+) -> list[KernelRecord]:
+    """OOM-kill, segfault and trap records from kernel log lines, in log order.
+
+    The oom-kill summary line and the "Killed process" line of one kill become one record.
+    `boot_time` (epoch seconds) turns dmesg uptimes into times; only pass it for this boot's log.
+    `year` completes syslog dates, which have none (default: the current year).
+    """
+    year = year if year is not None else dt.datetime.now().year
+    records: list[KernelRecord] = []
+    open_kills: dict[int, int] = {}  # pid -> index in records of an OOM record still waiting for its kill
+    pending_memcg: tuple[str, str] | None = None
+    pending_scope: str | None = None
+
+    def stamp(when: float | None, uptime: float | None) -> float | None:
+        if when is not None:
+            return when
+        if uptime is not None and boot_time is not None:
+            return boot_time + uptime
+        return None
+
+    for number, raw in enumerate(lines, 1):
+        if (
+            "Kill" not in raw
+            and "oom-kill:" not in raw
+            and "segfault at" not in raw
+            and "traps:" not in raw
+            and "Task in" not in raw
+        ):
+            continue  # cheap filter: almost every line is none of these
+        when, uptime, msg = _split(raw, year, now)
+        text = raw.rstrip("\r\n")
+        time = stamp(when, uptime)
+
+        if m := _SUMMARY.search(msg):
+            constraint = m.group("constraint")
+            rest = msg[m.end() :]
+            task = _SUMMARY_TASK.search(rest)
+            if task is None:
+                continue
+            pid = int(task.group("pid"))
+            oom_memcg = _field(rest, "oom_memcg")
+            record = KernelRecord(
+                kind="oom-kill",
+                pid=pid,
+                name=task.group("name"),
+                line=number,
+                text=text,
+                time=time,
+                uptime=uptime,
+                scope=_scope(None, constraint),
+                constraint=constraint,
+                cgroup=oom_memcg if oom_memcg and oom_memcg != "(null)" else None,
+                task_cgroup=_field(rest, "task_memcg"),
+                uid=int(task.group("uid")),
+            )
+            open_kills[pid] = len(records)
+            records.append(record)
+            continue
+
+        if m := _KILLED.search(msg):
+            pid = int(m.group("pid"))
+            kb = {k: (int(x.group(1)) if (x := rx.search(msg)) else None) for k, rx in _KB.items()}
+            uid_m = _UID.search(msg)
+            scope_text = m.group("scope") or pending_scope
+            index = open_kills.pop(pid, None)
+            if index is not None:
+                base = records[index]
+                records[index] = replace(
+                    base,
+                    name=m.group("name") or base.name,
+                    line=number,
+                    text=text,
+                    time=time if time is not None else base.time,
+                    uptime=uptime if uptime is not None else base.uptime,
+                    scope=_scope(scope_text, base.constraint) if scope_text else base.scope,
+                    uid=int(uid_m.group(1)) if uid_m else base.uid,
+                    **kb,
+                )
+            else:
+                memcg = pending_memcg
+                records.append(
+                    KernelRecord(
+                        kind="oom-kill",
+                        pid=pid,
+                        name=m.group("name"),
+                        line=number,
+                        text=text,
+                        time=time,
+                        uptime=uptime,
+                        scope=_scope(scope_text, "CONSTRAINT_MEMCG" if memcg else None),
+                        cgroup=memcg[1] if memcg else None,
+                        task_cgroup=memcg[0] if memcg else None,
+                        uid=int(uid_m.group(1)) if uid_m else None,
+                        **kb,
+                    )
+                )
+            pending_memcg, pending_scope = None, None
+            continue
+
+        if m := _KILL_OLD.search(msg):
+            pending_scope = m.group("scope")
+            continue
+        if m := _TASK_IN.search(msg):
+            pending_memcg = (m.group("task"), m.group("memcg"))
+            continue
+
+        seg = _SEGV.match(msg) or _SEGV_ANYWHERE.search(msg)
+        if seg:
+            records.append(
+                KernelRecord(
+                    kind="segfault",
+                    pid=int(seg.group("pid")),
+                    name=seg.group("name"),
+                    line=number,
+                    text=text,
+                    time=time,
+                    uptime=uptime,
+                    library=seg.group("lib"),
+                    address=seg.group("addr"),
+                )
+            )
+            continue
+        if m := _TRAP.search(msg):
+            records.append(
+                KernelRecord(
+                    kind="trap",
+                    pid=int(m.group("pid")),
+                    name=m.group("name"),
+                    line=number,
+                    text=text,
+                    time=time,
+                    uptime=uptime,
+                    library=m.group("lib"),
+                    detail=m.group("what"),
+                )
+            )
+    return records
+
+
+# ------------------------------------------------------------------ sources
+
+
+@dataclass(frozen=True)
+class KernelLog:
+    """What the probe read: the source that answered, its records, and why the others did not."""
+
+    source: str | None
+    records: tuple[KernelRecord, ...]
+    lines: int
+    unreadable: tuple[str, ...]
+
+
+def boot_time(ctx: ProbeContext) -> float | None:
+    for line in (try_read(ctx.proc("stat")) or "").splitlines():
+        if line.startswith("btime "):
+            try:
+                return float(line.split()[1])
+            except (IndexError, ValueError):
+                return None
+    return None
+
+
+def _file_lines(path: Path, tail: int | None) -> Iterator[str]:
+    with path.open("rb") as f:
+        if tail is not None:
+            size = f.seek(0, 2)
+            f.seek(max(0, size - tail))
+            if size > tail:
+                f.readline()  # drop the partial first line
+        for raw in f:
+            yield raw.decode("utf-8", errors="replace")
+
+
+_JOURNAL_UNREADABLE = (
+    "No journal files were found",
+    "No journal files were opened",
+    "insufficient permissions",
+    "not seeing messages from other users",
+)
+
+
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
+def read_kernel_log(ctx: ProbeContext) -> KernelLog:
+    """Try the sources in order (dmesg, journalctl -k, kern.log, messages); the first readable wins."""
+    year = dt.datetime.fromtimestamp(ctx.now).year
+    btime = boot_time(ctx)
+    reasons: list[str] = []
+    for source in ctx.kernel_log_sources:
+        lines: list[str]
+        if source.argv:
+            try:
+                result = run_command(source.argv, ctx.command_timeout)
+            except FileNotFoundError:
+                reasons.append(f"{source.name}: {source.argv[0]} is not installed")
+                continue
+            except CommandTimeout as exc:
+                reasons.append(f"{source.name}: {exc}")
+                continue
+            except OSError as exc:
+                reasons.append(f"{source.name}: {exc.strerror or exc}")
+                continue
+            if result.returncode != 0:
+                why = _first_line(result.stderr) or f"exit status {result.returncode}"
+                reasons.append(f"{source.name}: {why}")
+                continue
+            lines = result.stdout.splitlines()
+            hit = next((s for s in _JOURNAL_UNREADABLE if s in result.stdout + result.stderr), None)
+            if hit and not any(line.strip() and not line.startswith("-- ") for line in lines):
+                reasons.append(f"{source.name}: {hit[0].lower()}{hit[1:]}")  # e.g. no journal files
+                continue
+            # dmesg's uptimes belong to this boot; journal and file lines carry their own dates
+            boot = btime if source.argv[0].endswith("dmesg") else None
+            records = parse_kernel_log(lines, boot_time=boot, year=year, now=ctx.now)
+            return KernelLog(source.name, tuple(records), len(lines), tuple(reasons))
+        path = Path(source.path)
+        try:
+            count = 0
+
+            def counted(it: Iterator[str]) -> Iterator[str]:
+                nonlocal count
+                for line in it:
+                    count += 1
+                    yield line
+
+            records = parse_kernel_log(
+                counted(_file_lines(path, FILE_TAIL_BYTES)), year=year, now=ctx.now
+            )
+        except FileNotFoundError:
+            reasons.append(f"{source.name}: not found")
+            continue
+        except OSError as exc:
+            reasons.append(f"{source.name}: {exc.strerror or exc}")
+            continue
+        return KernelLog(source.name, tuple(records), count, tuple(reasons))
+    return KernelLog(None, (), 0, tuple(reasons))
+
+
+def _summary(records: list[KernelRecord], label: str, plural: str) -> str:
+    shown = records[-SHOWN:]
+    items = ", ".join(
+        f"pid {r.pid} ({r.name})" + (f" in {r.library}" if r.kind != "oom-kill" and r.library else "")
+        for r in shown
+    )
+    more = f", +{len(records) - len(shown)} earlier" if len(records) > len(shown) else ""
+    noun = label if len(records) == 1 else plural
+    return f"{len(records)} {noun} [{items}{more}]"
+
+
+class KernelLogProbe:
+    id = "kernel-log"
+    time_limit = 20.0
+
+    def run(self, ctx: ProbeContext) -> Check:
+        log = read_kernel_log(ctx)
+        if log.source is None:
+            reason = "; ".join(log.unreadable) or "no kernel log source configured"
+            return unknown(self.id, f"no kernel log readable: {reason}")
+        ooms = [r for r in log.records if r.kind == "oom-kill"]
+        crashes = [r for r in log.records if r.kind != "oom-kill"]
+        data = {
+            "source": log.source,
+            "lines": log.lines,
+            "oom_kill_count": len(ooms),
+            "segfault_count": len(crashes),
+            "oom_kills": tuple((r.pid, r.name, r.time, r.anon_rss_kb, r.scope, r.cgroup) for r in ooms),
+            "segfaults": tuple((r.pid, r.name, r.time, r.library) for r in crashes),
+        }
+        threshold = "no OOM-killer or segfault records"
+        if not log.records:
+            return Check(
+                id=self.id,
+                status="ok",
+                value=f"{log.source}: no OOM kills or segfaults ({log.lines} lines)",
+                threshold=threshold,
+                why="the kernel log is where an OOM kill shows when a worker dies with a bare 'Killed'",
+                fix="",
+                data=data,
+            )
+        parts = []
+        if ooms:
+            parts.append(_summary(ooms, "OOM kill", "OOM kills"))
+        if crashes:
+            parts.append(_summary(crashes, "segfault", "segfaults"))
+        latest = [r.describe() for r in (ooms[-1:] + crashes[-1:])]
+        why = "latest: " + "; ".join(latest)
+        fixes = []
+        if ooms:
+            fixes.append(
+                "match the OOM pids with the worker pids in your training log; lower num_workers, "
+                "prefetch_factor or per-worker memory, or raise the memory limit"
+            )
+        if crashes:
+            fixes.append(
+                "a native crash: run with num_workers=0 and `python -X faulthandler` to get the stack; "
+                "check the library named in the record"
+            )
+        return Check(
+            id=self.id,
+            status="warn",
+            value=f"{log.source}: " + ", ".join(parts),
+            threshold=threshold,
+            why=why,
+            fix="; ".join(fixes),
+            data=data,
+        )

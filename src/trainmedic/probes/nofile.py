@@ -1,0 +1,120 @@
+"""RLIMIT_NOFILE and the descriptors already open.
+
+With torch's default sharing strategy on Linux (`file_descriptor`) every tensor in flight between
+a worker and the main process holds a descriptor, so a soft limit of 1024 runs out quickly:
+"Too many open files" or "received 0 items of ancdata".
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import sys
+
+from trainmedic.probes.base import Check, ProbeContext, try_read, unknown
+
+MIN_SOFT = 4096
+BUSY_FRACTION = 0.8
+UNLIMITED = "unlimited"
+
+
+def _parse_limits(text: str) -> tuple[int, int] | None:
+    for line in text.splitlines():
+        if line.startswith("Max open files"):
+            fields = line[len("Max open files") :].split()
+            if len(fields) >= 2:
+                soft, hard = (-1 if f == UNLIMITED else int(f) for f in fields[:2])
+                return soft, hard
+    return None
+
+
+def read_limits(ctx: ProbeContext) -> tuple[int, int] | None:
+    """(soft, hard) from <proc>/self/limits, or getrlimit when probing the live /proc."""
+    text = try_read(ctx.proc("self/limits"))
+    if text is not None:
+        parsed = _parse_limits(text)
+        if parsed is not None:
+            return parsed
+    if ctx.proc_root == "/proc":
+        return resource.getrlimit(resource.RLIMIT_NOFILE)
+    return None
+
+
+def count_open(ctx: ProbeContext) -> int | None:
+    try:
+        n = len(os.listdir(ctx.proc("self/fd")))
+    except OSError:
+        return None
+    return n - 1 if ctx.proc_root == "/proc" else n  # listdir itself holds one while counting
+
+
+def sharing_strategy(ctx: ProbeContext) -> tuple[str, bool]:
+    """The torch sharing strategy if torch is already imported here, else torch's Linux default."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        try:
+            return str(torch.multiprocessing.get_sharing_strategy()), True
+        except Exception:  # a half-imported torch must not break the probe
+            pass
+    return "file_descriptor", False
+
+
+def _fmt(n: int) -> str:
+    return UNLIMITED if n < 0 else str(n)
+
+
+class NofileProbe:
+    id = "nofile"
+    time_limit = 5.0
+
+    def run(self, ctx: ProbeContext) -> Check:
+        limits = read_limits(ctx)
+        if limits is None:
+            return unknown(self.id, f"cannot read {ctx.proc('self/limits')}")
+        soft, hard = limits
+        open_fds = count_open(ctx)
+        strategy, known = sharing_strategy(ctx)
+        value = f"soft {_fmt(soft)}, hard {_fmt(hard)}"
+        if open_fds is not None:
+            value += f", open {open_fds}"
+        data = {"soft": soft, "hard": hard, "open": open_fds, "sharing_strategy": strategy}
+        threshold = f"soft >= {MIN_SOFT} with the file_descriptor sharing strategy"
+        assumed = "" if known else " (torch's Linux default)"
+        raise_to = "65536" if hard < 0 or hard >= 65536 else str(hard)
+        fix = (
+            f"`ulimit -n {raise_to}` before starting (docker: `--ulimit nofile=65536:65536`; "
+            "hosts: /etc/security/limits.conf), or "
+            "`torch.multiprocessing.set_sharing_strategy('file_system')`"
+        )
+        if strategy == "file_descriptor" and 0 <= soft < MIN_SOFT:
+            return Check(
+                id=self.id,
+                status="warn",
+                value=value,
+                threshold=threshold,
+                why=(
+                    f"with sharing strategy {strategy}{assumed} every tensor passed between DataLoader "
+                    f"workers holds a descriptor; {soft} runs out with 'Too many open files'"
+                ),
+                fix=fix,
+                data=data,
+            )
+        if open_fds is not None and soft > 0 and open_fds > BUSY_FRACTION * soft:
+            return Check(
+                id=self.id,
+                status="warn",
+                value=value,
+                threshold=f"open < {int(BUSY_FRACTION * 100)}% of soft",
+                why=f"{open_fds} of {soft} descriptors are already open in this process",
+                fix=fix,
+                data=data,
+            )
+        return Check(
+            id=self.id,
+            status="ok",
+            value=value,
+            threshold=threshold,
+            why=f"sharing strategy {strategy}{assumed} holds one descriptor per tensor in flight",
+            fix="",
+            data=data,
+        )

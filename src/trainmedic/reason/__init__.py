@@ -1,0 +1,1 @@
+"""Causal reasoning over events: initiating vs collateral, confidence, missing facts."""

@@ -1,0 +1,377 @@
+"""The causal reasoner: which failure started it, where, what it explains, and what is still unknown.
+
+Rules that never bend (DESIGN.md): a cascade or teardown never outranks an initiating event; an
+ambiguous signal is not promoted without a confirming record; when every rank shows only cascades,
+the suspect is the rank that is missing or silent; every verdict quotes its evidence.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from trainmedic.catalog import Library
+from trainmedic.logs.reader import InputScan, SummaryRecord
+from trainmedic.model import (
+    Alternative,
+    Collateral,
+    Diagnosis,
+    Event,
+    Evidence,
+    Fact,
+    Finding,
+    Line,
+    MissingFact,
+    RankProgress,
+)
+from trainmedic.reason import confidence
+from trainmedic.reason.events import build_events, pid_of, with_cause
+
+OOM_RECORDS = {"host-oom/oom-killer", "dataloader-worker-failure/worker-oom"}
+KILLS = {
+    "dataloader-worker-failure/worker-killed": "dataloader-worker-failure/worker-oom",
+    "dataloader-worker-failure/worker-exited": "dataloader-worker-failure/worker-oom",
+    "host-oom/sigkill": "host-oom/oom-killer",
+}
+HANG = "training-hang/stalled-progress"
+_WORKER_NAME = re.compile(r"\(pt_data_worker\)|task=pt_data_worker")
+_SAME_TIME = 1.0  # seconds within which two clocks cannot order events
+
+
+@dataclass(frozen=True)
+class Context:
+    library: Library
+    scans: Sequence[InputScan]
+    facts: tuple[Fact, ...] = ()
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _evidence(lines: Sequence[Line], limit: int = 8) -> tuple[Evidence, ...]:
+    return tuple(Evidence(ln.path, ln.number, ln.rank, ln.text[:500]) for ln in list(lines)[:limit])
+
+
+def _before(a: Event, b: Event) -> int:
+    """-1 when `a` clearly happened before `b`, 1 when after, 0 when the logs cannot tell."""
+    if a.time is not None and b.time is not None and abs(a.time - b.time) > _SAME_TIME:
+        return -1 if a.time < b.time else 1
+    if a.path == b.path:
+        return -1 if a.line < b.line else (1 if a.line > b.line else 0)
+    return 0
+
+
+def _first(events: list[Event]) -> Event:
+    def cmp(a: Event, b: Event) -> int:
+        order = _before(a, b)
+        if order:
+            return order
+        # Unordered: the stronger, unambiguous signal leads; then lower rank, then arrival.
+        key_a = (a.ambiguous, -a.weight, a.rank if a.rank is not None else 1 << 30, a.order)
+        key_b = (b.ambiguous, -b.weight, b.rank if b.rank is not None else 1 << 30, b.order)
+        return -1 if key_a < key_b else (1 if key_a > key_b else 0)
+
+    return sorted(events, key=functools.cmp_to_key(cmp))[0]
+
+
+def _link_kills(ctx: Context, events: list[Event]) -> tuple[list[Event], set[int]]:
+    """A kernel OOM record for the pid of a killed process turns the kill into an OOM kill."""
+    records = [e for e in events if e.cause in OOM_RECORDS]
+    confirmed: set[int] = set()
+    if not records:
+        return events, confirmed
+    out: list[Event] = []
+    used: set[int] = set()
+    for e in events:
+        target = KILLS.get(e.cause)
+        if target is None:
+            out.append(e)
+            continue
+        pids = {e.pid} | {pid_of(ln.text) for ln in e.evidence}
+        rec = next((r for r in records if r.pid is not None and r.pid in pids), None)
+        if rec is None and e.cause.startswith("dataloader-worker-failure/"):
+            rec = next((r for r in records if any(_WORKER_NAME.search(ln.text) for ln in r.evidence)), None)
+        if rec is None:
+            out.append(e)
+            continue
+        used.add(rec.order)
+        upgraded = with_cause(ctx.library, e, target, rec.evidence)
+        confirmed.add(upgraded.order)
+        out.append(upgraded)
+    return [e for e in out if e.order not in used], confirmed
+
+
+def _rank_from_summary(event: Event, records: list[SummaryRecord]) -> int | None:
+    if event.pid is not None:
+        for r in records:
+            if r.pid == event.pid:
+                return r.rank
+    failed = [r for r in records if r.exitcode not in (None, -15, 0)]
+    if len({r.rank for r in failed}) == 1:
+        return failed[0].rank
+    return None
+
+
+def _missing(ctx: Context, cause_id: str) -> tuple[MissingFact, ...]:
+    known = {f.id.split(".")[0] for f in ctx.facts}
+    out = []
+    for m in ctx.library.cause(cause_id).missing:
+        topic = "kernel" if "dmesg" in m.command else ("nofile" if "ulimit" in m.command else "shm" if "shm" in m.command else "")
+        if topic and topic in known:
+            continue
+        out.append(m)
+    return tuple(out)
+
+
+def _finding(ctx: Context, cause_id: str, *, confidence_: float, rank: int | None, host: str | None,
+             time: float | None, evidence: tuple[Evidence, ...], missing: tuple[MissingFact, ...],
+             why: str) -> Finding:
+    entry, cause = ctx.library.resolve(cause_id)
+    assert cause is not None
+    return Finding(
+        id=cause_id,
+        title=f"{entry.title}: {cause.title}",
+        category=entry.category,
+        confidence=confidence_,
+        rank=rank,
+        host=host,
+        time=time,
+        evidence=evidence,
+        fix=cause.fix,
+        verify=cause.verify,
+        missing=missing,
+        why=why,
+    )
+
+
+def _where(e: Event) -> str:
+    rank = f"rank {e.rank}" if e.rank is not None else "an unranked process"
+    return f"{rank}, {e.path}:{e.line}"
+
+
+def _collateral(events: list[Event], primary_id: str) -> tuple[Collateral, ...]:
+    seen: set[tuple[str, int | None, str]] = set()
+    out = []
+    for e in events:
+        key = (e.cause, e.rank, e.path)
+        if key in seen:
+            continue
+        seen.add(key)
+        text = e.evidence[0].text if e.evidence else ""
+        out.append(Collateral(e.cause, e.rank, e.path, e.line, primary_id, text[:300]))
+    return tuple(out)
+
+
+def _expected_ranks(ctx: Context) -> set[int]:
+    ranks: set[int] = set()
+    for s in ctx.scans:
+        ranks |= s.ranks
+        ranks |= {r.rank for r in s.summaries}
+    worlds = [w for s in ctx.scans for w in s.world_sizes]
+    if worlds and ranks:
+        world = max(worlds)
+        if world <= max(64, 4 * (max(ranks) + 1)):  # ignore world sizes that are clearly not rank counts
+            ranks |= set(range(world))
+    return ranks
+
+
+def _progress(ctx: Context) -> dict[int | None, RankProgress]:
+    merged: dict[int | None, RankProgress] = {}
+    for s in ctx.scans:
+        for rank, p in s.progress.items():
+            merged[rank] = p
+    return merged
+
+
+# ---------------------------------------------------------------- the verdict
+
+
+def reason(ctx: Context) -> Diagnosis:
+    events = build_events(ctx.library, list(ctx.scans))
+    events, confirmed = _link_kills(ctx, events)
+    records = [r for s in ctx.scans for r in s.summaries]
+    inputs = tuple(s.summary() for s in ctx.scans)
+    progress = _progress(ctx)
+    base = Diagnosis(verdict="healthy", primary=None, inputs=inputs,
+                     progress=tuple(p for _, p in sorted(progress.items(), key=lambda kv: (kv[0] is None, kv[0] or 0))),
+                     facts=ctx.facts, notes=_notes(ctx))
+
+    initiating = [e for e in events if e.role == "initiating"]
+    initiating = [
+        replace(e, rank=_rank_from_summary(e, records)) if e.rank is None and records else e for e in initiating
+    ]
+    collateral_events = [e for e in events if e.role in ("cascade", "teardown")]
+
+    if initiating and _recovered(ctx, initiating, collateral_events):
+        return replace(base, notes=(*base.notes, *(
+            f"handled error at {_where(e)} ({e.cause}); training went on and finished" for e in initiating[:5]
+        )))
+    if initiating:
+        return _from_initiating(ctx, base, initiating, collateral_events, confirmed)
+    if collateral_events:
+        return _cascade_only(ctx, base, collateral_events, progress)
+    return _hang_or_healthy(ctx, base, progress)
+
+
+def _recovered(ctx: Context, initiating: list[Event], collateral: list[Event]) -> bool:
+    """A try/except that logged an error and went on: progress resumed after it and the run finished."""
+    if collateral or not any(s.done for s in ctx.scans):
+        return False
+    prog = {(p.path, p.rank): p for s in ctx.scans for p in s.progress.values()}
+    for e in initiating:
+        p = prog.get((e.path, e.rank)) or prog.get((e.path, None))
+        if p is None or p.line <= e.line:
+            return False
+    return True
+
+
+def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
+                     collateral_events: list[Event], confirmed: set[int]) -> Diagnosis:
+    first = _first(initiating)
+    entry_of = first.cause.split("/")[0]
+    # The same incident: same rank, same entry (e.g. the worker's own message and the main process's).
+    incident = [e for e in initiating if e.rank == first.rank and e.cause.split("/")[0] == entry_of]
+    others = [e for e in initiating if e not in incident]
+    evidence_lines: list[Line] = []
+    for e in sorted(incident, key=lambda e: (e.path, e.line)):
+        evidence_lines.extend(ln for ln in e.evidence if ln not in evidence_lines)
+    unordered, later, alternatives, also_collateral = [], [], [], []
+    for e in others:
+        order = _before(first, e)
+        if e.cause == first.cause or e.cause in KILLS or e.cause.startswith(entry_of + "/"):
+            also_collateral.append(e)  # the same failure seen on another rank, or its echo
+            continue
+        if order == 0 and not e.ambiguous:
+            unordered.append(e.weight)
+        else:
+            later.append(e.weight)
+        alternatives.append(e)
+    is_confirmed = first.order in confirmed
+    conf = confidence.primary(first.weight, ambiguous=first.ambiguous, confirmed=is_confirmed,
+                              unordered=unordered, later=later)
+    why_parts = [f"first initiating failure, at {_where(first)}"]
+    if is_confirmed:
+        why_parts.append("confirmed by a kernel OOM-killer record for the same process")
+    if first.ambiguous and not is_confirmed:
+        why_parts.append("this signal alone cannot say why; see the missing facts")
+    if collateral_events:
+        ranks = sorted({e.rank for e in collateral_events if e.rank is not None})
+        why_parts.append(f"it explains {len(collateral_events)} collateral failure(s)"
+                         + (f" on rank(s) {', '.join(map(str, ranks))}" if ranks else ""))
+    missing = _missing(ctx, first.cause) if (first.ambiguous and not is_confirmed) or conf < 0.8 else ()
+    primary = _finding(ctx, first.cause, confidence_=conf, rank=first.rank, host=first.host, time=first.time,
+                       evidence=_evidence(evidence_lines), missing=missing, why="; ".join(why_parts))
+    alts: list[Alternative] = []
+    cause = ctx.library.cause(first.cause)
+    if first.ambiguous and not is_confirmed:
+        for comp in cause.competes:
+            c = ctx.library.cause(comp)
+            need = c.missing[0].command if c.missing else (cause.missing[0].command if cause.missing else "")
+            alts.append(Alternative(comp, confidence.alternative(0.5, conf),
+                                    f"{c.title}: not confirmed by this log" + (f"; check with `{need}`" if need else "")))
+    for e in alternatives:
+        if any(a.id == e.cause for a in alts) or e.cause == first.cause:
+            continue
+        rel = "later" if _before(first, e) < 0 else "at an unknown time relative to the primary"
+        alts.append(Alternative(e.cause, confidence.alternative(e.weight * 0.5, conf),
+                                f"also seen at {_where(e)}, {rel}"))
+    alts.sort(key=lambda a: -a.confidence)
+    coll = _collateral(sorted(also_collateral + collateral_events, key=lambda e: (e.path, e.line)), first.cause)
+    verdict = "hang" if first.cause == HANG else "failure"
+    return replace(base, verdict=verdict, primary=primary, alternatives=tuple(alts), collateral=coll)
+
+
+def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
+                  progress: dict[int | None, RankProgress]) -> Diagnosis:
+    expected = _expected_ranks(ctx)
+    cascades = [e for e in events if e.role == "cascade"]
+    reporting = {e.rank for e in cascades if e.rank is not None}
+    suspects = sorted(expected - reporting) if cascades else sorted(expected - {e.rank for e in events})
+    steps = {r: p.step for r, p in progress.items() if r is not None and p.step is not None}
+    if len(suspects) > 1 and steps:
+        lowest = min(steps.get(r, 1 << 60) for r in suspects)
+        narrowed = [r for r in suspects if steps.get(r, 1 << 60) == lowest]
+        if len(narrowed) == 1:
+            suspects = narrowed
+    lead = cascades or events
+    counts: dict[str, int] = {}
+    for e in lead:
+        counts[e.cause] = counts.get(e.cause, 0) + 1
+    cause_id = max(counts, key=lambda c: (counts[c], -min(e.order for e in lead if e.cause == c)))
+    first = _first([e for e in lead if e.cause == cause_id])
+    have_file = {s.source.name for s in ctx.scans}
+    rank_files = {r for s in ctx.scans for r in s.ranks}
+    missing: list[MissingFact] = []
+    if len(suspects) == 1:
+        s = suspects[0]
+        silent = s in rank_files
+        if silent:
+            why = (f"every failing rank shows only collateral errors ({cause_id}); rank {s} printed none: "
+                   f"it stopped first (hung or died silently)")
+            missing.append(MissingFact(f"where rank {s} is blocked or why it died",
+                                       f"py-spy dump --pid <pid of rank {s}>  (or its stderr and dmesg on its host)"))
+        else:
+            why = (f"every rank in these logs shows only collateral errors ({cause_id}); rank {s} is missing "
+                   f"from the inputs: its log holds the initiating failure")
+            missing.append(MissingFact(f"the log of rank {s}",
+                                       f"collect rank {s}'s stdout/stderr (torchrun --log-dir DIR: DIR/*/attempt_*/{s}/)"))
+        rank: int | None = s
+    else:
+        rank = None
+        who = f"ranks {', '.join(map(str, suspects))}" if suspects else "a rank or host not in these inputs"
+        why = f"every rank shows only collateral errors ({cause_id}); the initiating failure is on {who}"
+        missing.append(MissingFact("the logs of every rank and host of the job",
+                                   "collect all ranks' stdout/stderr (torchrun --log-dir) and `dmesg -T` on each host"))
+    missing.extend(_missing(ctx, cause_id))
+    conf = confidence.cascade_only(len(suspects))
+    ev = _evidence(first.evidence)
+    if rank is not None and rank in progress:
+        p = progress[rank]
+        ev = (*ev, Evidence(p.path, p.line, p.rank, f"last progress of rank {rank}: {p.text}"))
+    primary = _finding(ctx, cause_id, confidence_=conf, rank=rank, host=None, time=first.time,
+                       evidence=ev, missing=tuple(missing), why=why)
+    coll = _collateral(sorted(events, key=lambda e: (e.path, e.line)), cause_id)
+    _ = have_file
+    return replace(base, verdict="failure", primary=primary, collateral=coll)
+
+
+def _hang_or_healthy(ctx: Context, base: Diagnosis, progress: dict[int | None, RankProgress]) -> Diagnosis:
+    if not progress or any(s.done for s in ctx.scans):
+        return base
+    incomplete = any(v for s in ctx.scans for v in s.tqdm_incomplete.values())
+    steps = {r: p.step for r, p in progress.items() if p.step is not None}
+    laggard: int | None = None
+    ranked = {r: s for r, s in steps.items() if r is not None}
+    if len(ranked) > 1 and len(set(ranked.values())) > 1:
+        low = min(ranked.values())
+        lows = [r for r, s in ranked.items() if s == low]
+        if len(lows) == 1:
+            laggard = lows[0]
+    at_end = any(
+        p.line >= max(s.last_line_rank.values(), default=0) - 20
+        for s in ctx.scans for p in s.progress.values() if p.path == s.source.name
+    )
+    if not (incomplete or laggard is not None or at_end):
+        return base
+    conf = confidence.hang(laggard is not None)
+    lines = sorted(progress.values(), key=lambda p: (p.step is None, p.step or 0))
+    ev = tuple(Evidence(p.path, p.line, p.rank, f"last progress: {p.text}") for p in lines[:8])
+    if laggard is not None:
+        why = (f"the log stops mid-training with no error; rank {laggard} is behind "
+               f"(step {ranked[laggard]} vs {max(ranked.values())}): it blocked first")
+    else:
+        why = "the log stops mid-training with no error and no sign that the run finished"
+    host = None
+    primary = _finding(ctx, HANG, confidence_=conf, rank=laggard, host=host, time=None, evidence=ev,
+                       missing=_missing(ctx, HANG), why=why)
+    return replace(base, verdict="hang", primary=primary)
+
+
+def _notes(ctx: Context) -> tuple[str, ...]:
+    notes = []
+    for s in ctx.scans:
+        for key, n in s.dropped.items():
+            notes.append(f"{s.source.name}: {n} more lines like {key} not kept")
+    return tuple(notes)

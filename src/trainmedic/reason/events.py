@@ -1,0 +1,114 @@
+"""Turn confirmed matches into events: one per traceback (all its matched lines together), else one per line."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import replace
+
+from trainmedic.catalog import Library
+from trainmedic.logs.reader import InputScan
+from trainmedic.model import Event, Line, Match, Traceback
+
+_PID = re.compile(r"\(pid(?:\(s\))? (\d+)|[Kk]illed process (\d+)|\bpid[=: ]+(\d+)|by PID (\d+)")
+# The DataLoader re-raises a worker's exception wrapped in "Caught X in DataLoader worker";
+# when the original exception inside is itself a known cause, that cause is the finding.
+_CARRIERS = {"dataloader-worker-failure/getitem-exception"}
+
+
+def pid_of(text: str) -> int | None:
+    m = _PID.search(text)
+    if not m:
+        return None
+    return int(next(g for g in m.groups() if g))
+
+
+def _event(library: Library, matches: list[Match], tb: Traceback | None, order: int) -> Event:
+    def weight(m: Match) -> float:
+        fp_id = m.fingerprint.partition("#")[2]
+        cause = library.cause(m.cause)
+        return next(f.weight for f in cause.fingerprints if f.id == fp_id)
+
+    def ambiguous(m: Match) -> bool:
+        fp_id = m.fingerprint.partition("#")[2]
+        return next(f.ambiguous for f in library.cause(m.cause).fingerprints if f.id == fp_id)
+
+    ranked = sorted(matches, key=lambda m: (-weight(m), m.line.number))
+    best = ranked[0]
+    if best.cause in _CARRIERS:
+        inner = [
+            m for m in ranked[1:]
+            if m.cause not in _CARRIERS
+            and library.cause(m.cause).role == "initiating"
+            and weight(m) >= 0.7
+            and not ambiguous(m)
+        ]
+        if inner:
+            best = inner[0]
+    cause = library.cause(best.cause)
+    same = [m for m in matches if m.cause == best.cause]
+    # Noisy-OR over distinct fingerprints of the chosen cause: two different messages agreeing
+    # are stronger evidence than one; the same message repeated is not.
+    distinct = {m.fingerprint: weight(m) for m in same}
+    miss = 1.0
+    for w in distinct.values():
+        miss *= 1.0 - w
+    evidence = tuple(sorted({m.line for m in matches}, key=lambda ln: ln.number))
+    first = min(same, key=lambda m: m.line.number).line
+    times = [m.line.time for m in matches if m.line.time is not None]
+    pid = next((p for m in same if (p := pid_of(m.line.text)) is not None), None)
+    return Event(
+        cause=best.cause,
+        role=cause.role,
+        rank=first.rank,
+        host=next((m.line.host for m in matches if m.line.host), None),
+        time=min(times) if times else None,
+        path=first.path,
+        line=first.number,
+        weight=1.0 - miss,
+        ambiguous=all(ambiguous(m) for m in same),
+        evidence=evidence,
+        traceback=tb,
+        pid=pid,
+        order=order,
+    )
+
+
+def build_events(library: Library, scans: list[InputScan]) -> list[Event]:
+    events: list[Event] = []
+    order = 0
+    for scan in scans:
+        by_tb: dict[int, list[Match]] = defaultdict(list)
+        loose: list[Match] = []
+        tbs = sorted(scan.tracebacks, key=lambda t: t.first_line)
+        for m in sorted(scan.matches, key=lambda m: m.line.number):
+            owner = _owner(tbs, m.line)
+            if owner is None:
+                loose.append(m)
+            else:
+                by_tb[owner].append(m)
+        grouped: list[tuple[int, list[Match], Traceback | None]] = [
+            (min(m.line.number for m in ms), ms, tbs[i]) for i, ms in by_tb.items()
+        ]
+        grouped += [(m.line.number, [m], None) for m in loose]
+        for _, ms, tb in sorted(grouped, key=lambda g: g[0]):
+            events.append(_event(library, ms, tb, order))
+            order += 1
+    return events
+
+
+def _owner(tbs: list[Traceback], line: Line) -> int | None:
+    for i, tb in enumerate(tbs):
+        if tb.first_line <= line.number <= tb.last_line and tb.rank == line.rank:
+            return i
+        if tb.first_line > line.number:
+            break
+    return None
+
+
+def with_cause(library: Library, event: Event, cause_id: str, extra: tuple[Line, ...] = ()) -> Event:
+    """The same incident, now explained by a more specific cause (e.g. a kill confirmed as an OOM kill)."""
+    cause = library.cause(cause_id)
+    evidence = tuple(sorted(set(event.evidence) | set(extra), key=lambda ln: (ln.path, ln.number)))
+    return replace(event, cause=cause_id, role=cause.role, ambiguous=False, evidence=evidence,
+                   weight=max(event.weight, 0.9))

@@ -1,0 +1,30 @@
+"""Small wording shared by the renderers, so text and markdown say the same thing."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from trainmedic.model import Diagnosis
+
+HEADLINES = {
+    "failure": "The run failed",
+    "hang": "The run hung",
+    "healthy": "No failure found",
+}
+
+
+def when(t: float | None) -> str:
+    if t is None:
+        return ""
+    return dt.datetime.fromtimestamp(t, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def rank_label(rank: int | None) -> str:
+    return f"rank {rank}" if rank is not None else "rank unknown"
+
+
+def collateral_by_rank(d: Diagnosis) -> list[tuple[str, list[str]]]:
+    groups: dict[str, list[str]] = {}
+    for c in d.collateral:
+        groups.setdefault(rank_label(c.rank), []).append(f"{c.id} ({c.path}:{c.line})")
+    return sorted(groups.items(), key=lambda kv: (kv[0] == "rank unknown", len(kv[0]), kv[0]))

@@ -1,0 +1,56 @@
+"""Markdown for pasting into a ticket or a chat."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from trainmedic.model import Diagnosis
+from trainmedic.report.common import HEADLINES, collateral_by_rank, rank_label, when
+
+
+def _code(text: str) -> str:
+    fence = "```"
+    while fence in text:
+        fence += "`"
+    return f"{fence}\n{text}\n{fence}"
+
+
+def render(d: Diagnosis, out: TextIO, _color: bool = False) -> None:
+    w = out.write
+    w(f"## trainmedic: {HEADLINES[d.verdict]}\n\n")
+    p = d.primary
+    if p is None:
+        w("No initiating failure, collateral failure or stall was found in the inputs.\n")
+    else:
+        w(f"**{p.title}** (`{p.id}`), confidence {p.confidence:.0%}\n\n")
+        where = [rank_label(p.rank)]
+        if p.host:
+            where.append(f"host {p.host}")
+        if p.time is not None:
+            where.append(when(p.time))
+        w(f"- Where: {', '.join(where)}\n- Why: {p.why}\n\n")
+        if p.evidence:
+            w("### Evidence\n\n")
+            w(_code("\n".join(f"{e.path}:{e.line} [{rank_label(e.rank)}] {e.text}" for e in p.evidence)))
+            w("\n\n")
+        if p.fix:
+            w("### Fix\n\n" + "".join(f"{i}. {s}\n" for i, s in enumerate(p.fix, 1)) + "\n")
+        if p.verify:
+            w("### Verify\n\n" + _code("\n".join(p.verify)) + "\n\n")
+        if p.missing:
+            w("### Missing facts\n\n" + "".join(f"- {m.fact}: `{m.command}`\n" for m in p.missing) + "\n")
+    if d.alternatives:
+        w("### Alternatives\n\n" + "".join(
+            f"- `{a.id}` ({a.confidence:.0%}): {a.why}\n" for a in d.alternatives) + "\n")
+    if d.collateral:
+        w("### Collateral\n\n")
+        for rank, items in collateral_by_rank(d):
+            w(f"- {rank}: {', '.join(items[:6])}{' …' if len(items) > 6 else ''}\n")
+        w("\n")
+    if d.verdict == "hang" and d.progress:
+        w("### Last progress per rank\n\n" + "".join(
+            f"- {rank_label(pr.rank)}: step {pr.step} ({pr.path}:{pr.line})\n" for pr in d.progress) + "\n")
+    for note in d.notes:
+        w(f"> {note}\n")
+    w("\n_Inputs: " + ", ".join(f"{i.path} ({i.lines} lines)" for i in d.inputs[:10])
+      + (" …" if len(d.inputs) > 10 else "") + "_\n")

@@ -1,0 +1,72 @@
+"""The terminal report (rich): the answer first, then evidence, fix, verify, missing facts, collateral."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from rich.console import Console
+from rich.markup import escape
+from rich.panel import Panel
+from rich.table import Table
+
+from trainmedic.model import Diagnosis
+from trainmedic.report.common import HEADLINES, collateral_by_rank, rank_label, when
+
+_STYLE = {"failure": "bold red", "hang": "bold yellow", "healthy": "bold green"}
+
+
+def render(d: Diagnosis, out: TextIO, color: bool = False) -> None:
+    # Off a terminal, lines are never wrapped: the report is grepped, diffed and pasted.
+    con = Console(file=out, force_terminal=color, no_color=not color, highlight=False, soft_wrap=not color)
+    p = d.primary
+    head = f"[{_STYLE[d.verdict]}]{HEADLINES[d.verdict]}[/]"
+    if p is None:
+        con.print(Panel(f"{head}\nNo initiating failure, collateral failure or stall was found.",
+                        title="trainmedic", expand=False))
+    else:
+        where = [rank_label(p.rank)]
+        if p.host:
+            where.append(f"host {escape(p.host)}")
+        if p.time is not None:
+            where.append(when(p.time))
+        body = (f"{head}: [bold]{escape(p.title)}[/]\n"
+                f"id [cyan]{p.id}[/]   confidence [bold]{p.confidence:.0%}[/]   {', '.join(where)}\n"
+                f"{escape(p.why)}")
+        con.print(Panel(body, title="trainmedic", expand=False))
+        if p.evidence:
+            con.print("[bold]Evidence[/]")
+            for e in p.evidence:
+                con.print(f"  [dim]{escape(e.path)}:{e.line}[/] [magenta]{rank_label(e.rank)}[/]  {escape(e.text)}")
+        if p.fix:
+            con.print("[bold]Fix[/]")
+            for i, step in enumerate(p.fix, 1):
+                con.print(f"  {i}. {escape(step)}")
+        if p.verify:
+            con.print("[bold]Verify[/]")
+            for cmd in p.verify:
+                con.print(f"  $ {escape(cmd)}")
+        if p.missing:
+            con.print("[bold]Missing facts[/] (the evidence cannot decide without them)")
+            for m in p.missing:
+                con.print(f"  - {escape(m.fact)}: [green]{escape(m.command)}[/]")
+    if d.alternatives:
+        con.print("[bold]Alternatives[/]")
+        for a in d.alternatives:
+            con.print(f"  - [cyan]{a.id}[/] {a.confidence:.0%}: {escape(a.why)}")
+    if d.collateral:
+        table = Table(title="Collateral (explained by the primary failure)", show_lines=False, title_justify="left")
+        table.add_column("rank")
+        table.add_column("failure")
+        for rank, items in collateral_by_rank(d):
+            shown = ", ".join(items[:4]) + (f" (+{len(items) - 4} more)" if len(items) > 4 else "")
+            table.add_row(rank, escape(shown))
+        con.print(table)
+    if d.verdict == "hang" and d.progress:
+        con.print("[bold]Last progress per rank[/]")
+        for pr in d.progress:
+            con.print(f"  {rank_label(pr.rank)}: step {pr.step}  [dim]{escape(pr.path)}:{pr.line}[/]")
+    for note in d.notes:
+        con.print(f"[dim]note: {escape(note)}[/]")
+    total = sum(i.bytes for i in d.inputs)
+    con.print(f"[dim]read {len(d.inputs)} input(s), {total:,} bytes, "
+              f"{sum(i.lines for i in d.inputs):,} lines[/]")

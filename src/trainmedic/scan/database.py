@@ -1,0 +1,140 @@
+"""Compile every pattern once; scan large blocks; report (line, pattern) hits that a per-line search confirms.
+
+Both back-ends report the end offsets of candidate matches in a block; every candidate is then
+confirmed with Python's `re` on its own line. Fingerprints cannot match a newline (the library
+schema refuses such patterns), so a per-line search and a block search find the same lines, and
+the two back-ends give identical results by construction.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from trainmedic.catalog import Library
+
+Kind = Literal["fingerprint", "traceback", "summary", "world", "progress", "done"]
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """A regex the scanner looks for; `key` says what a hit means to the reader."""
+
+    key: str
+    regex: str
+    kind: Kind
+    ignore_case: bool = False
+
+
+# Structure the reader needs besides the fingerprints. Same newline-safe rules as the library.
+STRUCTURE: tuple[Pattern, ...] = (
+    Pattern("traceback", r"Traceback \(most recent call last\):", "traceback"),
+    Pattern("summary-record", r"rank +: \d+ \(local_rank: \d+\)", "summary"),
+    Pattern("world-size", r"(?:world_size|WORLD_SIZE|nranks|num_processes)[=: ]+\d+", "world"),
+)
+
+# Signs of progress and of a finished run; scanned only over the tail of each input.
+PROGRESS: tuple[Pattern, ...] = (
+    Pattern("tqdm", r"\d+/\d+ \[\d[\d:]*<", "progress"),
+    Pattern("step", r"(?:global_step|[Ss]tep|[Ii]ter(?:ation)?)[ =:]+\d+", "progress"),
+    Pattern("hf-log", r"\{'loss': ", "progress"),
+    Pattern("epoch", r"[Ee]poch[ =:]+\d+", "progress"),
+    Pattern("train-done", r"(?:[Tt]raining (?:completed|finished|complete)|'train_runtime'|"
+            r"[Ff]inished training|`Trainer\.fit` stopped|max_epochs=\d+. reached|"
+            r"[Tt]raining done|[Ss]aving final)", "done"),
+)
+
+
+class Scanner(Protocol):
+    backend: str
+
+    def candidates(self, block: bytes) -> list[tuple[int, int]]:
+        """(end offset, pattern index) of every candidate match, in any order."""
+        ...
+
+
+@dataclass(frozen=True)
+class PatternSet:
+    patterns: tuple[Pattern, ...]
+
+    def compiled(self) -> list[re.Pattern[bytes]]:
+        return [
+            re.compile(p.regex.encode(), re.IGNORECASE if p.ignore_case else 0) for p in self.patterns
+        ]
+
+
+def library_patterns(library: Library) -> list[Pattern]:
+    return [
+        Pattern(f"{cause.full_id}#{fp.id}", fp.regex, "fingerprint", fp.ignore_case)
+        for cause, fp in library.fingerprints()
+    ]
+
+
+class HyperscanScanner:
+    backend = "hyperscan"
+
+    def __init__(self, patterns: PatternSet) -> None:
+        import hyperscan
+
+        self._hs = hyperscan
+        self.db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        flags = [
+            hyperscan.HS_FLAG_CASELESS if p.ignore_case else 0
+            for p in patterns.patterns
+        ]
+        self.db.compile(
+            expressions=[p.regex.encode() for p in patterns.patterns],
+            ids=list(range(len(patterns.patterns))),
+            elements=len(patterns.patterns),
+            flags=flags,
+        )
+        self._scratch = hyperscan.Scratch(self.db)
+
+    def candidates(self, block: bytes) -> list[tuple[int, int]]:
+        hits: list[tuple[int, int]] = []
+        append = hits.append
+
+        def on_match(pid: int, _start: int, end: int, _flags: int, _ctx: object) -> None:
+            append((end, pid))
+
+        self.db.scan(block, match_event_handler=on_match, scratch=self._scratch)
+        return hits
+
+
+class PythonScanner:
+    """The fallback: one C-level `finditer` per pattern over the whole block (never per line)."""
+
+    backend = "python"
+
+    def __init__(self, patterns: PatternSet) -> None:
+        self._compiled = patterns.compiled()
+
+    def candidates(self, block: bytes) -> list[tuple[int, int]]:
+        hits: list[tuple[int, int]] = []
+        for pid, rx in enumerate(self._compiled):
+            hits.extend((m.end(), pid) for m in rx.finditer(block))
+        return hits
+
+
+def hyperscan_available() -> bool:
+    try:
+        import hyperscan  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def build_scanner(patterns: Iterable[Pattern], backend: str | None = None) -> Scanner:
+    """`backend`: 'hyperscan', 'python' or None (hyperscan when importable; TRAINMEDIC_SCANNER overrides)."""
+    pset = PatternSet(tuple(patterns))
+    choice = backend or os.environ.get("TRAINMEDIC_SCANNER") or (
+        "hyperscan" if hyperscan_available() else "python"
+    )
+    if choice == "hyperscan":
+        return HyperscanScanner(pset)
+    if choice == "python":
+        return PythonScanner(pset)
+    raise ValueError(f"unknown scanner backend {choice!r}; use 'hyperscan' or 'python'")
