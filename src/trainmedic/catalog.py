@@ -29,7 +29,7 @@ def newline_problem(regex: str) -> str | None:
     gives, so no part of a fingerprint may match a newline.
     """
     from re import _constants as c  # type: ignore[attr-defined]  # stdlib parser, stable since 3.11
-    from re import _parser
+    from re import _parser  # type: ignore[attr-defined]  # same
 
     crossing = {c.CATEGORY_SPACE: r"\s", c.CATEGORY_NOT_DIGIT: r"\D", c.CATEGORY_NOT_WORD: r"\W"}
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from contextlib import nullcontext
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 from trainmedic.catalog import LibraryError, load_library
@@ -39,7 +40,9 @@ def run(args: argparse.Namespace, env: Env) -> int:
         sources = expand(args.paths)
         total = sum(s.size or 0 for s in sources)
         show = (not args.no_progress) and env.stderr_isatty and total > PROGRESS_THRESHOLD
-        bar_ctx = _progress(env, total) if show else nullcontext(None)
+        bar_ctx: AbstractContextManager[Callable[[int], None] | None] = (
+            _progress(env, total) if show else nullcontext(None)
+        )
         with bar_ctx as advance:
             diagnosis = diagnose_sources(sources, library=library, stdin=env.stdin, backend=args.scanner,
                                          on_bytes=advance)
@@ -62,7 +65,7 @@ class _progress:
                              console=Console(file=env.stderr), transient=True)
         self._total = total
 
-    def __enter__(self) -> object:
+    def __enter__(self) -> Callable[[int], None]:
         self._bar.__enter__()
         task = self._bar.add_task("read", total=self._total)
 

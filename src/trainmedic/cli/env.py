@@ -13,8 +13,8 @@ class Env:
     stdin: BinaryIO = field(default_factory=lambda: sys.stdin.buffer)
     stdout: TextIO = field(default_factory=lambda: sys.stdout)
     stderr: TextIO = field(default_factory=lambda: sys.stderr)
-    stdout_isatty: bool = field(default_factory=lambda: sys.stdout.isatty())
-    stderr_isatty: bool = field(default_factory=lambda: sys.stderr.isatty())
+    stdout_isatty: bool = field(default_factory=sys.stdout.isatty)
+    stderr_isatty: bool = field(default_factory=sys.stderr.isatty)
     environ: dict[str, str] = field(default_factory=lambda: dict(os.environ))
 
     def error(self, message: str) -> None:

@@ -11,7 +11,7 @@ from trainmedic.model import ExitCode
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("id", help="an entry id (dataloader-worker-failure) or a cause (dataloader-worker-failure/shm-exhausted)")
+    p.add_argument("id", help="an entry (dataloader-worker-failure) or one cause (.../shm-exhausted)")
 
 
 def run(args: argparse.Namespace, env: Env) -> int:

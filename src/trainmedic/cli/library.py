@@ -28,7 +28,7 @@ def run(args: argparse.Namespace, env: Env) -> int:
         return ExitCode.USAGE if args.action == "list" else ExitCode.FOUND
     if args.action == "list":
         if args.json:
-            data = {
+            data: dict[str, object] = {
                 "entries": [
                     {
                         "id": e.id, "title": e.title, "category": e.category, "tags": list(e.tags),
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace, env: Env) -> int:
     for backend in backends:
         try:
             build_scanner(patterns, backend)
-        except Exception as exc:  # noqa: BLE001  # any compile failure is a library problem to report
+        except Exception as exc:  # any compile failure is a library problem to report
             problems.append(f"{backend} matcher cannot compile the library: {exc}")
     for line in problems:
         env.stdout.write(f"{line}\n")

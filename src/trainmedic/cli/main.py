@@ -70,7 +70,7 @@ def build_parser(command: str | None = None) -> tuple[_Parser, CommandModule | N
             continue
         p = sub.add_parser(name, help=help_text, description=help_text)
         if name == command:
-            chosen = importlib.import_module(module_name)  # type: ignore[assignment]  # duck-typed module
+            chosen = importlib.import_module(module_name)  # type: ignore[assignment,unused-ignore]  # duck-typed
             chosen.add_arguments(p)
     return parser, chosen
 

@@ -8,14 +8,15 @@ each rank's last progress.
 
 from __future__ import annotations
 
+import io
 import re
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from trainmedic.logs.attribution import host_from_path, parse_time, rank_from_path, split_prefix
-from trainmedic.logs.blocks import iter_blocks
+from trainmedic.logs.blocks import BLOCK, MAX_LINE, iter_blocks
 from trainmedic.logs.sources import InputError, Source, looks_binary
 from trainmedic.logs.tracebacks import assemble_traceback
 from trainmedic.model import InputSummary, Line, Match, RankProgress, Traceback
@@ -24,7 +25,9 @@ from trainmedic.scan.database import PROGRESS, Pattern, Scanner, build_scanner
 LOOKAHEAD = 1 << 20  # how far into the next block a traceback or summary may run
 TAIL = 2 << 20  # bytes at the end of each input read line by line for progress
 MAX_HITS_PER_PATTERN = 400  # a failure repeated a million times needs only its first and last lines
-HEAD_SAMPLE = 16 * 1024  # bytes at the start of each block whose line prefixes reveal ranks
+HEAD_SAMPLE = 16 * 1024  # bytes at the start of each sampling region whose line prefixes reveal ranks
+SAMPLE_EVERY = 1 << 20  # sampling regions, fixed in file offsets
+BEHIND = 64 * 1024  # how far back a summary record may look for its host and time
 
 _STEP = re.compile(r"(?:global_step|[Ss]tep|[Ii]ter(?:ation)?)[ =:]+(\d+)")
 _TQDM = re.compile(r"(\d+)/(\d+) \[")
@@ -68,6 +71,54 @@ class InputScan:
         return InputSummary(self.source.name, self.bytes, self.lines, tuple(sorted(self.ranks)))
 
 
+class _Prefixed(io.RawIOBase):
+    """A stream whose first bytes were already read (to sniff for binary data)."""
+
+    def __init__(self, head: bytes, stream: BinaryIO) -> None:
+        self._head = head
+        self._stream = stream
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, n: int = -1) -> bytes:
+        if self._head:
+            out, self._head = self._head, b""
+            if n < 0 or len(out) >= n:
+                if n >= 0 and len(out) > n:
+                    out, self._head = out[:n], out[n:]
+                return out
+            return out + self._stream.read(n - len(out))
+        return self._stream.read(n)
+
+
+def _read_upto(stream: BinaryIO, n: int) -> bytes:
+    parts, got = [], 0
+    while got < n:
+        chunk = stream.read(n - got)
+        if not chunk:
+            break
+        parts.append(chunk)
+        got += len(chunk)
+    return b"".join(parts)
+
+
+class _Window:
+    """The current block with what came just before and what comes next, joined only when needed."""
+
+    def __init__(self, behind: bytes, block: bytes, ahead: deque[bytes]) -> None:
+        self.behind = behind
+        self.block = block
+        self._ahead = ahead
+        self._buf: bytes | None = None
+
+    def buf(self, pos_in_block: int) -> tuple[bytes, int]:
+        if self._buf is None:
+            after = b"".join(self._ahead)[:LOOKAHEAD]
+            self._buf = self.behind + self.block + after
+        return self._buf, len(self.behind) + pos_in_block
+
+
 def _decode(raw: bytes) -> str:
     text = raw.decode("utf-8", errors="replace")
     if "\x00" in text:
@@ -108,8 +159,9 @@ def _lines_before(buf: bytes, pos: int, limit: int) -> list[bytes]:
 class Reader:
     """Holds the compiled databases; scans any number of inputs."""
 
-    def __init__(self, patterns: list[Pattern], backend: str | None = None) -> None:
+    def __init__(self, patterns: list[Pattern], backend: str | None = None, block_size: int = BLOCK) -> None:
         self.patterns = patterns
+        self.block_size = block_size
         self.scanner: Scanner = build_scanner(patterns, backend)
         self.compiled = [re.compile(p.regex.encode(), re.I if p.ignore_case else 0) for p in patterns]
         self.progress_scanner: Scanner = build_scanner(PROGRESS, backend)
@@ -138,26 +190,41 @@ class Reader:
         self, stream: BinaryIO, result: InputScan, file_rank: int | None, file_host: str | None,
         on_bytes: Callable[[int], None] | None = None,
     ) -> None:
-        blocks = iter_blocks(stream)
-        current = next(blocks, None)
-        if current is None:
-            return
-        if looks_binary(current[:65536]):
+        head = _read_upto(stream, 65536)
+        if looks_binary(head):
             raise InputError(f"{result.source.name}: looks like a binary file, not a log")
+        blocks = iter_blocks(_Prefixed(head, stream), self.block_size, MAX_LINE)  # type: ignore[arg-type]  # read() is all it needs
+        ahead: deque[bytes] = deque()
+        ahead_bytes = 0
+        behind = b""
         line_base = 0
+        offset = 0
         tail = b""
         hits: Counter[int] = Counter()
-        while current is not None:
-            following = next(blocks, None)
-            lookahead = following[:LOOKAHEAD] if following is not None else b""
-            self._scan_block(current, lookahead, line_base, result, file_rank, file_host, hits)
+        exhausted = False
+        while True:
+            # Keep at least LOOKAHEAD bytes queued after the current block, whatever the block size,
+            # so a traceback or summary that runs past a block boundary reads the same.
+            while not exhausted and (len(ahead) < 2 or ahead_bytes - len(ahead[0]) < LOOKAHEAD):
+                nxt = next(blocks, None)
+                if nxt is None:
+                    exhausted = True
+                    break
+                ahead.append(nxt)
+                ahead_bytes += len(nxt)
+            if not ahead:
+                break
+            current = ahead.popleft()
+            ahead_bytes -= len(current)
+            window = _Window(behind, current, ahead)
+            self._scan_block(window, offset, line_base, result, file_rank, file_host, hits)
             result.bytes += len(current)
+            offset += len(current)
             if on_bytes is not None:
                 on_bytes(len(current))
-            newlines = current.count(b"\n")
-            line_base += newlines
+            line_base += current.count(b"\n")
             tail = (tail + current)[-TAIL:] if len(current) < TAIL else current[-TAIL:]
-            current = following
+            behind = (behind + current)[-BEHIND:]
         result.lines = line_base + (0 if tail.endswith(b"\n") or not tail else 1)
         first = result.lines - (tail.count(b"\n") + (0 if tail.endswith(b"\n") else 1)) + 1
         if result.bytes > len(tail):  # the tail starts mid-line: drop the partial line
@@ -168,22 +235,48 @@ class Reader:
             if n > MAX_HITS_PER_PATTERN:
                 result.dropped[self.patterns[key].key] += n - MAX_HITS_PER_PATTERN
 
+    def _sample_ranks(self, block: bytes, offset: int, result: InputScan) -> None:
+        """Ranks present, from the lines that start in the first bytes of each SAMPLE_EVERY region.
+
+        The regions are fixed in absolute file offsets, so the sample does not depend on block size.
+        """
+        end = offset + len(block)
+        k = offset // SAMPLE_EVERY
+        while k * SAMPLE_EVERY < end:
+            lo = max(k * SAMPLE_EVERY - offset, 0)
+            hi = min(k * SAMPLE_EVERY + HEAD_SAMPLE - offset, len(block))
+            k += 1
+            if lo >= hi:
+                continue
+            if lo == 0:
+                pos = 0  # blocks always start at a line start
+            else:
+                nl = block.find(b"\n", lo - 1)
+                if nl < 0:
+                    continue
+                pos = nl + 1
+            while pos < hi:
+                nl = block.find(b"\n", pos)
+                att = split_prefix(_decode(block[pos : min(pos + 200, nl if nl >= 0 else len(block))]))
+                if att.rank is not None:
+                    result.ranks.add(att.rank)
+                if nl < 0:
+                    break
+                pos = nl + 1
+
     def _scan_block(
         self,
-        block: bytes,
-        lookahead: bytes,
+        window: _Window,
+        offset: int,
         line_base: int,
         result: InputScan,
         file_rank: int | None,
         file_host: str | None,
         hits: Counter[int],
     ) -> None:
+        block = window.block
         path = result.source.name
-        # Ranks present in this block, from a sample of line prefixes.
-        for raw in _lines_from(block, 0, 64):
-            att = split_prefix(_decode(raw[:200]))
-            if att.rank is not None:
-                result.ranks.add(att.rank)
+        self._sample_ranks(block, offset, result)
         cands = self.scanner.candidates(block)
         if not cands:
             return
@@ -210,15 +303,16 @@ class Reader:
                 if not att.rest.lstrip().startswith("Traceback"):
                     continue  # embedded in torchrun's summary; the summary parser reads it
                 if len(result.tracebacks) < 2000:
-                    buf = block + lookahead
+                    buf, at = window.buf(start)
                     tb = assemble_traceback(
-                        _lines_from(buf, start, 6000), path, lineno, att.rank if att.rank is not None else file_rank
+                        _lines_from(buf, at, 6000), path, lineno, att.rank if att.rank is not None else file_rank
                     )
                     if tb is not None:
                         result.tracebacks.append(tb)
                 continue
             if pattern.kind == "summary":
-                rec = self._summary_record(block + lookahead, start, raw, path, lineno, file_host)
+                buf, at = window.buf(start)
+                rec = self._summary_record(buf, at, raw, path, lineno, file_host)
                 if rec is not None:
                     result.summaries.append(rec)
                     result.ranks.add(rec.rank)

@@ -25,6 +25,7 @@ from trainmedic.model import (
     Line,
     MissingFact,
     RankProgress,
+    Verdict,
 )
 from trainmedic.reason import confidence
 from trainmedic.reason.events import build_events, pid_of, with_cause
@@ -38,6 +39,8 @@ KILLS = {
 HANG = "training-hang/stalled-progress"
 _WORKER_NAME = re.compile(r"\(pt_data_worker\)|task=pt_data_worker")
 _SAME_TIME = 1.0  # seconds within which two clocks cannot order events
+# A missing fact is no longer missing when a probe already gave facts on its topic.
+_FACT_TOPICS = (("dmesg", "kernel"), ("ulimit", "nofile"), ("shm", "shm"), ("cgroup", "memory"))
 
 
 @dataclass(frozen=True)
@@ -118,7 +121,7 @@ def _missing(ctx: Context, cause_id: str) -> tuple[MissingFact, ...]:
     known = {f.id.split(".")[0] for f in ctx.facts}
     out = []
     for m in ctx.library.cause(cause_id).missing:
-        topic = "kernel" if "dmesg" in m.command else ("nofile" if "ulimit" in m.command else "shm" if "shm" in m.command else "")
+        topic = next((t for key, t in _FACT_TOPICS if key in m.command), "")
         if topic and topic in known:
             continue
         out.append(m)
@@ -269,8 +272,9 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
         for comp in cause.competes:
             c = ctx.library.cause(comp)
             need = c.missing[0].command if c.missing else (cause.missing[0].command if cause.missing else "")
-            alts.append(Alternative(comp, confidence.alternative(0.5, conf),
-                                    f"{c.title}: not confirmed by this log" + (f"; check with `{need}`" if need else "")))
+            check = f"; check with `{need}`" if need else ""
+            why = f"{c.title}: not confirmed by this log{check}"
+            alts.append(Alternative(comp, confidence.alternative(0.5, conf), why))
     for e in alternatives:
         if any(a.id == e.cause for a in alts) or e.cause == first.cause:
             continue
@@ -279,7 +283,7 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
                                 f"also seen at {_where(e)}, {rel}"))
     alts.sort(key=lambda a: -a.confidence)
     coll = _collateral(sorted(also_collateral + collateral_events, key=lambda e: (e.path, e.line)), first.cause)
-    verdict = "hang" if first.cause == HANG else "failure"
+    verdict: Verdict = "hang" if first.cause == HANG else "failure"
     return replace(base, verdict=verdict, primary=primary, alternatives=tuple(alts), collateral=coll)
 
 
@@ -315,8 +319,8 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
         else:
             why = (f"every rank in these logs shows only collateral errors ({cause_id}); rank {s} is missing "
                    f"from the inputs: its log holds the initiating failure")
-            missing.append(MissingFact(f"the log of rank {s}",
-                                       f"collect rank {s}'s stdout/stderr (torchrun --log-dir DIR: DIR/*/attempt_*/{s}/)"))
+            where = f"torchrun --log-dir DIR: DIR/*/attempt_*/{s}/"
+            missing.append(MissingFact(f"the log of rank {s}", f"collect rank {s}'s stdout/stderr ({where})"))
         rank: int | None = s
     else:
         rank = None

@@ -44,8 +44,8 @@ def render_entry(entry: Entry, cause: Cause | None, out: TextIO, color: bool = F
     for a in entry.affects:
         con.print(f"  - {escape(a)}")
     con.print("\n[bold]Confirm[/]")
-    for c in entry.confirm:
-        con.print(f"  [ ] {escape(c)}")
+    for check in entry.confirm:
+        con.print(f"  [ ] {escape(check)}")
     con.print("\n[bold]Causes[/]")
     for c in entry.causes:
         _cause(con, c)
