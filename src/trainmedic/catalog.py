@@ -51,7 +51,7 @@ def newline_problem(regex: str) -> str | None:
             elif op is c.LITERAL and av == 10:
                 return "remove the \\n"
             elif op is c.NOT_LITERAL and av != 10:
-                return "a negated literal matches a newline"
+                return "a negated class [^...] must exclude \\n too, e.g. [^)\\n]"
             elif op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
                 found = walk(av[2])
                 if found:

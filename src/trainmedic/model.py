@@ -152,6 +152,7 @@ class Event:
     traceback: Traceback | None = None
     pid: int | None = None
     order: int = 0  # global arrival order across inputs, for "what came first" without clocks
+    fingerprints: tuple[tuple[str, float], ...] = ()  # (fingerprint id, weight) behind `cause`
 
 
 # ---------------------------------------------------------------- verdict

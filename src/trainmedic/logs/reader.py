@@ -315,7 +315,6 @@ class Reader:
                 rec = self._summary_record(buf, at, raw, path, lineno, file_host)
                 if rec is not None:
                     result.summaries.append(rec)
-                    result.ranks.add(rec.rank)
                     summary_spans.append((lineno - 4, lineno + 6, rec))
                 continue
             if pattern.kind == "world":

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from trainmedic.catalog import Library
+from trainmedic.logs.attribution import rank_from_path
 from trainmedic.logs.reader import InputScan, SummaryRecord
 from trainmedic.model import (
     Alternative,
@@ -28,7 +29,7 @@ from trainmedic.model import (
     Verdict,
 )
 from trainmedic.reason import confidence
-from trainmedic.reason.events import build_events, pid_of, with_cause
+from trainmedic.reason.events import build_events, pid_of, strength, with_cause
 
 OOM_RECORDS = {"host-oom/oom-killer", "dataloader-worker-failure/worker-oom"}
 KILLS = {
@@ -205,33 +206,58 @@ def reason(ctx: Context) -> Diagnosis:
     initiating = [
         replace(e, rank=_rank_from_summary(e, records)) if e.rank is None and records else e for e in initiating
     ]
+    initiating = _adopt_ranks(initiating)
     collateral_events = [e for e in events if e.role in ("cascade", "teardown")]
+    context: list[Event] = []
+    if any(e.cause not in OOM_RECORDS for e in initiating):
+        # A kernel OOM kill of a process these logs never mention is context, not the cause of
+        # this run's failure: it may be another job on the host.
+        context = [e for e in initiating if e.cause in OOM_RECORDS and e.order not in confirmed and e.rank is None]
+        initiating = [e for e in initiating if e not in context]
 
     if initiating and _recovered(ctx, initiating, collateral_events):
         return replace(base, notes=(*base.notes, *(
             f"handled error at {_where(e)} ({e.cause}); training went on and finished" for e in initiating[:5]
         )))
     if initiating:
-        return _from_initiating(ctx, base, initiating, collateral_events, confirmed)
+        return _from_initiating(ctx, base, initiating, collateral_events, confirmed, context)
     if collateral_events:
         return _cascade_only(ctx, base, collateral_events, progress)
     return _hang_or_healthy(ctx, base, progress)
+
+
+def _adopt_ranks(events: list[Event], window: int = 60) -> list[Event]:
+    """An unranked line (a worker's own stderr) just before a ranked event of the same entry in the same
+    file belongs to that rank: the worker prints, then its rank's main process raises."""
+    ranked = [e for e in events if e.rank is not None]
+    out = []
+    for e in events:
+        adopted = e
+        if e.rank is None:
+            entry = e.cause.split("/")[0]
+            near = [r for r in ranked if r.path == e.path and r.cause.split("/")[0] == entry
+                    and 0 <= r.line - e.line <= window]
+            if near:
+                adopted = replace(e, rank=min(near, key=lambda r: r.line).rank)
+        out.append(adopted)
+    return out
 
 
 def _recovered(ctx: Context, initiating: list[Event], collateral: list[Event]) -> bool:
     """A try/except that logged an error and went on: progress resumed after it and the run finished."""
     if collateral or not any(s.done for s in ctx.scans):
         return False
-    prog = {(p.path, p.rank): p for s in ctx.scans for p in s.progress.values()}
+    progress = [p for s in ctx.scans for p in s.progress.values()]
     for e in initiating:
-        p = prog.get((e.path, e.rank)) or prog.get((e.path, None))
-        if p is None or p.line <= e.line:
+        # Progress by the same rank (or, for an unranked error, by anyone in that file) after the error.
+        after = [p for p in progress if p.path == e.path and (e.rank is None or p.rank in (e.rank, None))]
+        if not any(p.line > e.line for p in after):
             return False
     return True
 
 
 def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
-                     collateral_events: list[Event], confirmed: set[int]) -> Diagnosis:
+                     collateral_events: list[Event], confirmed: set[int], context: list[Event]) -> Diagnosis:
     first = _first(initiating)
     entry_of = first.cause.split("/")[0]
     # The same incident: same rank, same entry (e.g. the worker's own message and the main process's).
@@ -252,7 +278,9 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
             later.append(e.weight)
         alternatives.append(e)
     is_confirmed = first.order in confirmed
-    conf = confidence.primary(first.weight, ambiguous=first.ambiguous, confirmed=is_confirmed,
+    same_cause = [e for e in incident if e.cause == first.cause]
+    conf = confidence.primary(strength(same_cause), ambiguous=all(e.ambiguous for e in same_cause),
+                              confirmed=is_confirmed,
                               unordered=unordered, later=later)
     why_parts = [f"first initiating failure, at {_where(first)}"]
     if is_confirmed:
@@ -281,6 +309,9 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
         rel = "later" if _before(first, e) < 0 else "at an unknown time relative to the primary"
         alts.append(Alternative(e.cause, confidence.alternative(e.weight * 0.5, conf),
                                 f"also seen at {_where(e)}, {rel}"))
+    for e in context:
+        alts.append(Alternative(e.cause, confidence.alternative(0.3, conf),
+                                f"kernel OOM kill at {e.path}:{e.line} of a process these logs do not name"))
     alts.sort(key=lambda a: -a.confidence)
     coll = _collateral(sorted(also_collateral + collateral_events, key=lambda e: (e.path, e.line)), first.cause)
     verdict: Verdict = "hang" if first.cause == HANG else "failure"
@@ -305,12 +336,13 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
         counts[e.cause] = counts.get(e.cause, 0) + 1
     cause_id = max(counts, key=lambda c: (counts[c], -min(e.order for e in lead if e.cause == c)))
     first = _first([e for e in lead if e.cause == cause_id])
-    have_file = {s.source.name for s in ctx.scans}
-    rank_files = {r for s in ctx.scans for r in s.ranks}
+
+    per_rank_files = {r for s in ctx.scans if (r := rank_from_path(s.source.name)) is not None}
     missing: list[MissingFact] = []
     if len(suspects) == 1:
         s = suspects[0]
-        silent = s in rank_files
+        # With one file per rank, a rank without a file is missing; in a combined log it was silent.
+        silent = s in per_rank_files if per_rank_files else True
         if silent:
             why = (f"every failing rank shows only collateral errors ({cause_id}); rank {s} printed none: "
                    f"it stopped first (hung or died silently)")
@@ -337,7 +369,6 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
     primary = _finding(ctx, cause_id, confidence_=conf, rank=rank, host=None, time=first.time,
                        evidence=ev, missing=tuple(missing), why=why)
     coll = _collateral(sorted(events, key=lambda e: (e.path, e.line)), cause_id)
-    _ = have_file
     return replace(base, verdict="failure", primary=primary, collateral=coll)
 
 

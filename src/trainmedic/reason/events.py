@@ -71,6 +71,7 @@ def _event(library: Library, matches: list[Match], tb: Traceback | None, order: 
         traceback=tb,
         pid=pid,
         order=order,
+        fingerprints=tuple(sorted(distinct.items())),
     )
 
 
@@ -90,7 +91,12 @@ def build_events(library: Library, scans: list[InputScan]) -> list[Event]:
         grouped: list[tuple[int, list[Match], Traceback | None]] = [
             (min(m.line.number for m in ms), ms, tbs[i]) for i, ms in by_tb.items()
         ]
-        grouped += [(m.line.number, [m], None) for m in loose]
+        # Several causes can match one line (a kernel record for `pt_data_worker` is both a worker
+        # OOM and a host OOM): one line is one incident, explained by its strongest cause.
+        by_line: dict[int, list[Match]] = defaultdict(list)
+        for m in loose:
+            by_line[m.line.number].append(m)
+        grouped += [(n, ms, None) for n, ms in by_line.items()]
         for _, ms, tb in sorted(grouped, key=lambda g: g[0]):
             events.append(_event(library, ms, tb, order))
             order += 1
@@ -111,4 +117,15 @@ def with_cause(library: Library, event: Event, cause_id: str, extra: tuple[Line,
     cause = library.cause(cause_id)
     evidence = tuple(sorted(set(event.evidence) | set(extra), key=lambda ln: (ln.path, ln.number)))
     return replace(event, cause=cause_id, role=cause.role, ambiguous=False, evidence=evidence,
-                   weight=max(event.weight, 0.9))
+                   weight=max(event.weight, 0.9), fingerprints=((f"{cause_id}#confirmed-kill", 0.9),))
+
+
+def strength(events: list[Event]) -> float:
+    """Noisy-OR over the distinct fingerprints of several events of one incident."""
+    distinct: dict[str, float] = {}
+    for e in events:
+        distinct.update(e.fingerprints)
+    miss = 1.0
+    for w in distinct.values():
+        miss *= 1.0 - w
+    return max(1.0 - miss, max((e.weight for e in events), default=0.0))

@@ -1,0 +1,47 @@
+# The two commands of the contract: `make demo` and `make test`. Both set everything up first.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+SYSTEM_STAMP := $(VENV)/.system
+
+.PHONY: demo test lint typecheck pytest lab bench clean system
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	# torch is pinned to the CPU wheel (extra "torch"); an unpinned torch would pull a multi-GB CUDA build.
+	$(BIN)/python -m pip install --quiet -e '.[all,test]'
+	touch $@
+
+# Debian packages the tests use: ripgrep (the benchmark's peer). Installed only when missing.
+$(SYSTEM_STAMP): | $(STAMP)
+	@command -v rg >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ripgrep; \
+	  else echo "ripgrep missing: run 'sudo apt-get install ripgrep'"; exit 1; fi; }
+	touch $@
+
+system: $(SYSTEM_STAMP)
+
+demo: $(STAMP)
+	$(BIN)/trainmedic diagnose examples/ddp-shm-bus-error/ ; test $$? -le 1
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks scripts
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+pytest: $(STAMP) $(SYSTEM_STAMP)
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
+
+test: lint typecheck pytest
+
+lab: $(STAMP)
+	$(BIN)/python scripts/capture_lab.py
+
+bench: $(STAMP) $(SYSTEM_STAMP)
+	$(BIN)/python benchmarks/bench.py --size 1GiB
+
+clean:
+	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

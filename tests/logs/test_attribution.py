@@ -1,0 +1,61 @@
+"""Rank, host and time from the prefixes and file names people really get."""
+
+from __future__ import annotations
+
+import pytest
+
+from trainmedic.logs.attribution import host_from_path, parse_time, rank_from_path, split_prefix
+
+
+@pytest.mark.parametrize(
+    ("line", "rank", "host", "rest"),
+    [
+        ("[rank3]: RuntimeError: boom", 3, None, "RuntimeError: boom"),  # torch >= 2.2 tracebacks
+        ("[default12]:Epoch 1", 12, None, "Epoch 1"),  # torchrun --tee
+        ("  3: Traceback (most recent call last):", 3, None, "Traceback (most recent call last):"),  # srun -l
+        ("17: step 10", 17, None, "step 10"),
+        ("[1,5]<stderr>:RuntimeError: x", 5, None, "RuntimeError: x"),  # mpirun --tag-output
+        ("[rank: 1] Epoch 3", 1, None, "Epoch 3"),  # Lightning
+        ("node-7: [rank3]: ValueError: v", 3, "node-7", "ValueError: v"),  # pdsh host, then rank
+        ("worker-1: [default0]:hello", 0, "worker-1", "hello"),  # DeepSpeed multi-node launcher
+        (
+            "[E1129 16:29:22.217000 4711 ProcessGroupNCCL.cpp:616] [Rank 2] Watchdog caught collective",
+            2, None, "[E1129 16:29:22.217000 4711 ProcessGroupNCCL.cpp:616] [Rank 2] Watchdog caught collective",
+        ),
+        ("RuntimeError: DataLoader worker exited", None, None, "RuntimeError: DataLoader worker exited"),
+        ("ValueError: Caught ValueError in DataLoader worker process 0.", None, None,
+         "ValueError: Caught ValueError in DataLoader worker process 0."),
+        ("INFO: starting", None, None, "INFO: starting"),
+    ],
+)
+def test_prefixes(line: str, rank: int | None, host: str | None, rest: str) -> None:
+    att = split_prefix(line)
+    assert (att.rank, att.host, att.rest) == (rank, host, rest)
+
+
+@pytest.mark.parametrize(
+    ("path", "rank", "host"),
+    [
+        ("logs/rank3.log", 3, None),
+        ("node-7/rank_3.out", 3, "node-7"),
+        ("out/rank-12.txt", 12, None),
+        ("torchelastic/run1/attempt_0/2/stderr.log", 2, None),
+        ("logs/train.log", None, None),
+        ("host12/stdout_4.log", 4, "host12"),
+    ],
+)
+def test_rank_and_host_from_file_names(path: str, rank: int | None, host: str | None) -> None:
+    assert rank_from_path(path) == rank
+    assert host_from_path(path) == host
+
+
+def test_timestamps() -> None:
+    assert parse_time("2024-06-07 16:29:22,217 INFO x") == pytest.approx(1717777762.217)
+    assert parse_time("2024-06-07T16:29:22.5Z x") == pytest.approx(1717777762.5)
+    assert parse_time("2024-06-07T18:29:22+02:00 x") == pytest.approx(1717777762.0)
+    glog = parse_time("E1129 16:29:22.217000 4711 ProcessGroupNCCL.cpp:616]", year=2026)
+    assert glog == pytest.approx(1795969762.217)
+    assert parse_time("[Sun Nov 29 16:29:22 2026] Out of memory") == pytest.approx(1795969762.0)
+    assert parse_time("1732897762.25 step 3") == pytest.approx(1732897762.25)
+    assert parse_time("[ 8812.441235] Out of memory: Killed process 1") is None  # uptime, not a clock
+    assert parse_time("step 123 loss 0.5") is None

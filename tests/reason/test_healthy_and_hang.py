@@ -1,0 +1,78 @@
+"""Alarming-looking healthy logs stay healthy; a log that stops mid-training is a hang with each rank's last step."""
+
+from __future__ import annotations
+
+from tests.helpers import diagnose_with
+
+NOISE = [
+    "/usr/lib/python3/site-packages/torch/utils/data/dataloader.py:665: UserWarning: This DataLoader will create 16 "
+    "worker processes in total. Our suggested max number of worker in current system is 8, which is smaller than "
+    "what this DataLoader is going to create. Please be aware that excessive worker creation might get DataLoader "
+    "running slow or even freeze, lower the worker number to avoid potential slowness/freeze if necessary.",
+    "node-1:4711:4790 [3] NCCL INFO Channel 00/02 : 0[3] -> 1[3] via P2P/IPC",
+    "node-1:4711:4790 [3] NCCL INFO comm 0x55d5 rank 3 nranks 8 cudaDev 3 busId 61000 - Init COMPLETE",
+    "node-1:4711:4711 [0] NCCL WARN Could not find real path of /sys/class/net/ib0/device",
+    "FutureWarning: `torch.cuda.amp.GradScaler(args...)` is deprecated. Please use `torch.amp.GradScaler('cuda', "
+    "args...)` instead.",
+    "UserWarning: find_unused_parameters=True was specified in DDP constructor, but did not find any unused "
+    "parameters in the forward pass. This flag results in an extra traversal of the autograd graph every iteration,",
+    "[W1129 16:29:22.217000 4711 torch/distributed/elastic/multiprocessing/redirects.py:29] NOTE: Redirects are "
+    "currently not supported in Windows or MacOs.",
+    "Warning: the out-of-memory killer is disabled for this cgroup",
+    "tip: DataLoader worker (pid 1) is killed by signal errors usually mean /dev/shm is small",
+]
+
+
+def _train(rank: int, steps: int, start: int = 0) -> list[str]:
+    return [f"[rank{rank}]: step {s} loss {1.0 / (s + 1):.4f} lr 3e-4" for s in range(start, steps)]
+
+
+def test_noisy_healthy_log_is_healthy() -> None:
+    lines = list(NOISE)
+    for r in range(4):
+        lines += _train(r, 50)
+    lines += ["Training completed. Saving final checkpoint to /ckpt/final.pt"]
+    d = diagnose_with("\n".join(lines).encode() + b"\n")
+    assert d["verdict"] == "healthy"
+    assert d["primary"] is None
+
+
+def test_an_error_that_was_caught_and_logged_does_not_fail_the_run() -> None:
+    lines = [*_train(0, 10),
+             "Traceback (most recent call last):",
+             '  File "train.py", line 40, in save',
+             "RuntimeError: Error(s) in loading state_dict for ResNet:",
+             "skipping optional warm-start checkpoint, continuing",
+             *_train(0, 40, 10), "Training completed."]
+    d = diagnose_with("\n".join(lines).encode() + b"\n")
+    assert d["verdict"] == "healthy"
+    assert any("handled error" in n for n in d["notes"])
+
+
+def test_log_that_stops_mid_training_is_a_hang_naming_the_rank_behind() -> None:
+    lines = list(NOISE)
+    for step in range(120):
+        for r in range(4):
+            if r == 1 and step > 97:
+                continue  # rank 1 stops at step 97; the others block in their next collective
+            lines.append(f"[rank{r}]: step {step} loss 0.5")
+    d = diagnose_with("\n".join(lines).encode() + b"\n")
+    assert d["verdict"] == "hang"
+    p = d["primary"]
+    assert (p["id"], p["rank"]) == ("training-hang/stalled-progress", 1)
+    steps = {pr["rank"]: pr["step"] for pr in d["progress"]}
+    assert steps == {0: 119, 1: 97, 2: 119, 3: 119}
+    assert any("py-spy" in m["command"] for m in p["missing"])
+
+
+def test_incomplete_progress_bar_at_the_end_is_a_hang() -> None:
+    bar = "\r".join(f"Epoch 3:  {i}%|##| {i * 10}/1000 [00:{i:02d}<01:40, 9.9it/s]" for i in range(1, 40))
+    d = diagnose_with((bar + "\n").encode())
+    assert d["verdict"] == "hang"
+    assert d["primary"]["rank"] is None
+
+
+def test_finished_progress_bar_is_healthy() -> None:
+    bar = "\r".join("Epoch 3: 100%|##| 1000/1000 [01:40<00:00, 9.9it/s]" for _ in range(3))
+    d = diagnose_with((bar + "\nTraining completed.\n").encode())
+    assert d["verdict"] == "healthy"

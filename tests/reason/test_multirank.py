@@ -1,0 +1,174 @@
+"""End-to-end: one rank fails, the others time out and get SIGTERM; the answer is the initiating rank.
+
+Message formats come from torch 2.13's own source (ProcessGroupNCCL watchdog, torch.distributed.elastic's
+failure summary template, the DataLoader's worker error messages).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import run_cli
+from tests.helpers import diagnose_with
+
+WATCHDOG = ("[rank{r}]:[E1129 16:39:2{r}.217000 47{r} torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:632] "
+            "[Rank {r}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1201, OpType=ALLREDUCE, "
+            "NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600080 milliseconds before timing out.")
+SIGTERM = "W1129 16:39:30.000000 4700 torch/distributed/elastic/multiprocessing/api.py:908] Sending process 47{r} closing signal SIGTERM"
+
+
+def _summary(failed: int, code: int, ranks: int = 4, others: int = -15) -> list[str]:
+    lines = [
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+        "============================================================",
+        "train.py FAILED",
+        "------------------------------------------------------------",
+        "Failures:",
+    ]
+    idx = 0
+    for r in range(ranks):
+        if r == failed:
+            continue
+        sig = {-15: " (SIGTERM)", -9: " (SIGKILL)"}.get(others, "")
+        msg = f"Signal {-others} ({sig.strip(' ()')}) received by PID 47{r}" if others < 0 else "<N/A>"
+        lines += [f"[{idx + 1}]:", "  time      : 2026-11-29_16:39:30", "  host      : node-0",
+                  f"  rank      : {r} (local_rank: {r})", f"  exitcode  : {others} (pid: 47{r}){sig}",
+                  "  error_file: <N/A>", f"  traceback : {msg}"]
+        idx += 1
+    sig = " (SIGKILL)" if code == -9 else ""
+    msg = f"Signal 9 (SIGKILL) received by PID 47{failed}" if code == -9 else "<N/A>"
+    lines += ["------------------------------------------------------------", "Root Cause (first observed failure):",
+              "[0]:", "  time      : 2026-11-29_16:29:22", "  host      : node-0",
+              f"  rank      : {failed} (local_rank: {failed})", f"  exitcode  : {code} (pid: 47{failed}){sig}",
+              "  error_file: <N/A>", f"  traceback : {msg}", "============================================================"]
+    return lines
+
+
+def _bus_error(r: int) -> list[str]:
+    return [f"[rank{r}]: {t}" for t in [
+        "Traceback (most recent call last):",
+        '  File "/opt/train.py", line 88, in <module>',
+        "    for batch in loader:",
+        '  File "/usr/lib/python3/site-packages/torch/utils/data/dataloader.py", line 1293, in _try_get_data',
+        "    data = self._data_queue.get(timeout=timeout)",
+        "RuntimeError: DataLoader worker (pid 5123) is killed by signal: Bus error. It is possible that "
+        "dataloader's workers are out of shared memory. Please try to raise your shared memory limit.",
+        "",
+        "The above exception was the direct cause of the following exception:",
+        "",
+        "Traceback (most recent call last):",
+        '  File "/opt/train.py", line 88, in <module>',
+        "RuntimeError: DataLoader worker (pid(s) 5123) exited unexpectedly",
+    ]]
+
+
+def _steps(r: int, n: int = 3) -> list[str]:
+    return [f"[rank{r}]: step {s} loss 1.{s}" for s in range(n)]
+
+
+def test_one_rank_dies_others_time_out_and_get_sigterm() -> None:
+    lines = [*_steps(0), *_steps(1), *_steps(2), *_steps(3)]
+    lines += ["ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm)."]
+    lines += _bus_error(2)
+    lines += [WATCHDOG.format(r=r) for r in (0, 1, 3)]
+    lines += [SIGTERM.format(r=r) for r in (0, 1, 3)]
+    lines += _summary(failed=2, code=1)
+    d = diagnose_with("\n".join(lines).encode() + b"\n")
+    p = d["primary"]
+    assert d["verdict"] == "failure"
+    assert (p["id"], p["rank"]) == ("dataloader-worker-failure/shm-exhausted", 2)
+    assert p["confidence"] >= 0.9
+    assert any("Bus error" in e["text"] for e in p["evidence"])
+    collateral = {(c["rank"], c["id"].split("/")[0]) for c in d["collateral"]}
+    assert {r for r, _ in collateral} >= {0, 1, 3}
+    assert ("nccl-timeout" in {e for _, e in collateral}) and ("launcher-teardown" in {e for _, e in collateral})
+    assert all(c["explained_by"] == p["id"] for c in d["collateral"])
+    assert 2 not in {c["rank"] for c in d["collateral"] if c["id"].startswith("nccl-timeout")}
+
+
+def test_the_initiating_rank_wins_even_when_its_error_is_printed_last() -> None:
+    # Without clocks, order of lines inside one file decides; a cascade printed first still never wins.
+    lines = [WATCHDOG.format(r=r) for r in (0, 1, 3)] + _bus_error(2)
+    d = diagnose_with("\n".join(lines).encode() + b"\n")
+    assert (d["primary"]["id"], d["primary"]["rank"]) == ("dataloader-worker-failure/shm-exhausted", 2)
+
+
+def test_only_cascades_names_the_silent_rank() -> None:
+    lines = ["world_size=4", *_steps(0), *_steps(1), *_steps(2, 2), *_steps(3)]
+    lines += [WATCHDOG.format(r=r) for r in (0, 1, 3)] + [SIGTERM.format(r=r) for r in (0, 1, 2, 3)]
+    d = diagnose_with("\n".join(lines).encode() + b"\n")
+    p = d["primary"]
+    assert p["id"].startswith("nccl-timeout/")
+    assert p["rank"] == 2
+    assert "rank 2" in p["why"]
+    assert any("rank 2" in m["fact"] for m in p["missing"])
+
+
+def test_only_cascades_with_a_missing_rank_file_asks_for_that_log(tmp_path: Path) -> None:
+    for r in (0, 1, 3):
+        (tmp_path / f"rank{r}.log").write_text(
+            "\n".join([f"step {s}" for s in range(3)] + [WATCHDOG.format(r=r).split("]:", 1)[1]]) + "\n")
+    (tmp_path / "launcher.log").write_text("\n".join(_summary(failed=0, code=-15)) + "\n")
+    res = run_cli("diagnose", str(tmp_path), "--json")
+    p = res.json()["primary"]
+    assert res.code == 1
+    assert p["rank"] == 2
+    assert any(m["fact"] == "the log of rank 2" for m in p["missing"])
+
+
+def test_sigkill_from_the_launcher_summary_is_not_promoted_to_oom() -> None:
+    lines = [*_steps(0), *_steps(3)] + _summary(failed=3, code=-9)
+    d = diagnose_with("\n".join(lines).encode() + b"\n")
+    p = d["primary"]
+    assert (p["id"], p["rank"]) == ("host-oom/sigkill", 3)
+    assert p["confidence"] < 0.7
+    assert any("dmesg" in m["command"] for m in p["missing"])
+    assert "host-oom/oom-killer" in {a["id"] for a in d["alternatives"]}
+
+
+def test_worker_kill_confirmed_by_the_kernel_record_for_its_pid() -> None:
+    log = [
+        "[rank1]: RuntimeError: DataLoader worker (pid 30581) is killed by signal: Killed. ",
+        "[rank1]: RuntimeError: DataLoader worker (pid(s) 30581) exited unexpectedly",
+    ]
+    dmesg = ["[Sun Nov 29 16:29:21 2026] Out of memory: Killed process 30581 (pt_data_worker) total-vm:31245880kB, "
+             "anon-rss:25829144kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:51292kB oom_score_adj:0"]
+    unconfirmed = diagnose_with("\n".join(log).encode() + b"\n")
+    assert unconfirmed["primary"]["id"] == "dataloader-worker-failure/worker-killed"
+    assert unconfirmed["primary"]["confidence"] < 0.7
+    assert "dataloader-worker-failure/worker-oom" in {a["id"] for a in unconfirmed["alternatives"]}
+    assert any("dmesg" in m["command"] for m in unconfirmed["primary"]["missing"])
+
+    confirmed = diagnose_with([("train.log", "\n".join(log).encode() + b"\n"),
+                               ("dmesg.txt", "\n".join(dmesg).encode() + b"\n")])
+    p = confirmed["primary"]
+    assert (p["id"], p["rank"]) == ("dataloader-worker-failure/worker-oom", 1)
+    assert p["confidence"] >= 0.9
+    assert any("Killed process 30581" in e["text"] for e in p["evidence"])
+    assert p["missing"] == []
+
+
+def test_a_kernel_record_for_another_pid_confirms_nothing() -> None:
+    log = "[rank1]: RuntimeError: DataLoader worker (pid 30581) is killed by signal: Killed. \n"
+    dmesg = "Out of memory: Killed process 999 (python) total-vm:1kB, anon-rss:1kB\n"
+    d = diagnose_with([("train.log", log.encode()), ("dmesg.txt", dmesg.encode())])
+    assert d["primary"]["id"] == "dataloader-worker-failure/worker-killed"
+
+
+def test_getitem_exception_wrapping_a_known_cause_names_the_cause() -> None:
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "train.py", line 20, in <module>',
+        "OSError: Caught OSError in DataLoader worker process 3.",
+        "Original Traceback (most recent call last):",
+        '  File "/usr/lib/python3/site-packages/torch/utils/data/_utils/worker.py", line 349, in _worker_loop',
+        '  File "dataset.py", line 12, in __getitem__',
+        "OSError: [Errno 24] Too many open files: '/data/shard-00042.tar'",
+    ]
+    d = diagnose_with("\n".join(lines).encode() + b"\n")
+    assert d["primary"]["id"] == "dataloader-worker-failure/fd-exhaustion"
+    plain = [*lines[:-1], "ValueError: bad sample 17"]
+    plain[2] = "ValueError: Caught ValueError in DataLoader worker process 3."
+    d = diagnose_with("\n".join(plain).encode() + b"\n")
+    assert d["primary"]["id"] == "dataloader-worker-failure/getitem-exception"
+    assert any("Caught ValueError" in e["text"] for e in d["primary"]["evidence"])

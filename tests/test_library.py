@@ -1,0 +1,143 @@
+"""The library is data: it must load, every fingerprint must have fixtures, and both matchers must compile it."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from trainmedic.catalog import LibraryError, load_entry, load_library, newline_problem
+from trainmedic.fixtures import check_fixtures, fixture_lines
+from trainmedic.scan.database import STRUCTURE, build_scanner, hyperscan_available, library_patterns
+
+REQUIRED = {
+    "dataloader-worker-failure": {
+        "shm-exhausted", "worker-oom", "worker-segfault", "getitem-exception", "fd-exhaustion",
+        "shm-name-collision", "cuda-in-forked-worker", "worker-hang", "slow-worker-respawn",
+    },
+    "cuda-out-of-memory": set(),
+    "nccl-timeout": set(),
+    "nan-loss": set(),
+    "checkpoint-load-mismatch": set(),
+    "host-oom": set(),
+}
+
+
+def test_library_loads_with_required_entries_and_roles() -> None:
+    lib = load_library()
+    for entry_id, causes in REQUIRED.items():
+        entry = lib.entry(entry_id)
+        assert causes <= {c.id for c in entry.causes}, entry_id
+    roles = {c.role for c in lib.causes()}
+    assert roles == {"initiating", "cascade", "teardown"}
+
+
+def test_every_fingerprint_has_a_match_and_every_cause_a_near_miss() -> None:
+    assert check_fixtures(load_library()) == []
+
+
+def test_fixture_lines_are_checked_for_real() -> None:
+    # The checker itself must catch a broken fixture, or the test above proves nothing.
+    lib = load_library()
+    entry = lib.entry("dataloader-worker-failure")
+    lines = fixture_lines(entry)
+    assert any(fl.kind == "no-match" for fl in lines) and any(fl.kind == "match" for fl in lines)
+    for fl in lines:
+        cause = lib.cause(fl.cause)
+        hit = any(re.search(f.regex, fl.text) for f in cause.fingerprints)
+        assert hit == (fl.kind == "match"), (fl.path, fl.number)
+
+
+@pytest.mark.parametrize("backend", ["python", "hyperscan"])
+def test_both_matchers_compile_the_library(backend: str) -> None:
+    if backend == "hyperscan" and not hyperscan_available():
+        pytest.skip("hyperscan is not installed on this platform")
+    build_scanner([*library_patterns(load_library()), *STRUCTURE], backend)
+
+
+@pytest.mark.parametrize(
+    ("regex", "problem"),
+    [
+        (r"foo\sbar", r"\s matches a newline"),
+        (r"size [^)]* bytes", "negated class"),
+        (r"^RuntimeError", "do not anchor"),
+        (r"Killed(?=\.)", "lookarounds"),
+        (r"a\nb", "remove the"),
+    ],
+)
+def test_fingerprints_that_could_cross_a_line_are_refused(regex: str, problem: str) -> None:
+    found = newline_problem(regex)
+    assert found is not None and problem in found
+    assert newline_problem(r"size [^)\n]* bytes[ \t]+ok") is None
+
+
+def _write(tmp_path: Path, body: str, name: str = "demo-entry", category: str = "memory") -> Path:
+    folder = tmp_path / category
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.yaml"
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+GOOD = """
+id: demo-entry
+title: Demo entry
+category: memory
+summary: A demo entry used to test the schema.
+tags: [demo]
+affects: [everything]
+symptoms: [{symptom: it breaks, why: because}]
+confirm: [look at it]
+scale: The same at every scale, for this demo.
+code: {pytorch: "pass"}
+references: [https://example.org/demo]
+causes:
+  - id: demo-cause
+    title: Demo cause
+    role: initiating
+    mechanism: Something happens, and then something else happens because of it.
+    fingerprints: [{id: demo-fp, regex: 'demo failure \\d+', weight: 0.5}]
+    fix: [fix it]
+    verify: [check it]
+    prevention: [avoid it]
+"""
+
+
+def test_schema_accepts_a_good_entry(tmp_path: Path) -> None:
+    entry = load_entry(_write(tmp_path, GOOD))
+    assert entry.causes[0].full_id == "demo-entry/demo-cause"
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("role: initiating", "role: sometimes"), "causes.0.role"),
+        (("weight: 0.5", "weight: 1.5"), "weight"),
+        (("scale: The same at every scale, for this demo.\n", ""), "scale"),
+        (("references: [https://example.org/demo]", "references: [example.org]"), "must be a URL"),
+        (("id: demo-entry", "id: Demo_Entry"), "kebab-case"),
+        (("code: {pytorch: \"pass\"}", "code: {tensorflow: \"pass\"}"), "unknown code keys"),
+        (("    prevention: [avoid it]\n", "    prevention: [avoid it]\n    surprise: 1\n"), "surprise"),
+    ],
+)
+def test_schema_refuses_bad_entries_saying_what_to_fix(tmp_path: Path, change: tuple[str, str], message: str) -> None:
+    body = textwrap.dedent(GOOD).replace(*change)
+    path = _write(tmp_path, body)
+    with pytest.raises(LibraryError) as info:
+        load_entry(path)
+    assert message in str(info.value)
+    assert str(info.value).startswith("demo-entry.yaml")
+
+
+def test_file_name_and_folder_must_match_id_and_category(tmp_path: Path) -> None:
+    with pytest.raises(LibraryError, match="must equal the file name"):
+        load_entry(_write(tmp_path, GOOD, name="other-name"))
+    with pytest.raises(LibraryError, match="must equal its folder"):
+        load_entry(_write(tmp_path, GOOD, category="numerics"))
+
+
+def test_not_yaml_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(LibraryError, match="not valid YAML"):
+        load_entry(_write(tmp_path, "id: [unclosed\n"))
