@@ -7,6 +7,7 @@ disk usage, the CPU count) is an injectable function or value.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -51,9 +52,9 @@ class Check:
         }
 
 
-def unknown(probe_id: str, reason: str, **data: DataValue) -> Check:
+def unknown(probe_id: str, reason: str, why: str = "", fix: str = "") -> Check:
     """A check that could not be measured: the reason says what was unreadable."""
-    return Check(id=probe_id, status="unknown", value=reason, data=data)
+    return Check(id=probe_id, status="unknown", value=reason, why=why, fix=fix)
 
 
 class FsStats(Protocol):
@@ -100,6 +101,13 @@ DEFAULT_KERNEL_LOG_SOURCES: tuple[LogSource, ...] = (
 )
 
 
+def _cwd() -> str:
+    try:
+        return str(Path.cwd())
+    except OSError:  # the working directory was deleted under us
+        return "."
+
+
 def _disk_usage(path: str) -> DiskUsage:
     usage = shutil.disk_usage(path)
     return DiskUsage(usage.total, usage.used, usage.free)
@@ -121,7 +129,7 @@ class ProbeContext:
     prefetch_factor: int | None = None
     statvfs: Callable[[str], FsStats] = os.statvfs
     disk_usage: Callable[[str], DiskUsage] = _disk_usage
-    cwd: str = field(default_factory=os.getcwd)
+    cwd: str = field(default_factory=_cwd)
     cpu_count: int | None = field(default_factory=os.cpu_count)
     python: str = sys.executable  # interpreter the torch probe asks; "" skips it
     command_timeout: float = 5.0  # per external command (dmesg, journalctl, python -c)
@@ -218,10 +226,8 @@ def run_command(argv: Sequence[str], timeout: float, env: Mapping[str, str] | No
             os.killpg(proc.pid, signal.SIGKILL)
         except OSError:
             proc.kill()
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             proc.communicate(timeout=1.0)
-        except subprocess.TimeoutExpired:
-            pass
         raise CommandTimeout(f"{argv[0]} did not finish within {timeout:g}s") from None
     return CommandResult(
         proc.returncode,

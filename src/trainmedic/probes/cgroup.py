@@ -85,10 +85,9 @@ def _join(ctx: ProbeContext, mount: Mount | None, fallback_point: str, group: st
     point = mount.point if mount else fallback_point
     rel = group
     if mount and mount.root not in ("", "/"):
-        if group == mount.root or group.startswith(mount.root.rstrip("/") + "/"):
-            rel = group[len(mount.root) :]
-        else:
-            rel = "/"  # the group lies outside what is mounted here: the mount is our view of it
+        inside = group == mount.root or group.startswith(mount.root.rstrip("/") + "/")
+        # a group outside what is mounted here: the mount itself is our view of it
+        rel = group[len(mount.root) :] if inside else "/"
     base = ctx.host_path(point)
     target = base / rel.lstrip("/") if rel.strip("/") else base
     if not target.is_dir():
@@ -116,7 +115,8 @@ def find(ctx: ProbeContext, controller: str) -> CgroupDir | None:
         if line.hierarchy == "0" and not line.controllers:
             mount = next((m for m in table if m.fstype == "cgroup2"), None)
             path, base = _join(ctx, mount, "/sys/fs/cgroup", line.path)
-            available = f"{try_read(path / 'cgroup.controllers') or ''} {try_read(base / 'cgroup.controllers') or ''}"
-            if path.is_dir() and controller in available.split():
+            available = (try_read(path / "cgroup.controllers") or "").split()
+            available += (try_read(base / "cgroup.controllers") or "").split()
+            if path.is_dir() and controller in available:
                 return CgroupDir(2, path, base, line.path)
     return None

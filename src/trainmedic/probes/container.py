@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from trainmedic.probes import cgroup
-from trainmedic.probes.base import MiB, Check, ProbeContext, try_read
+from trainmedic.probes.base import Check, MiB, ProbeContext, try_read
 
 DOCKER_SHM_DEFAULT = 64 * MiB
 
@@ -87,6 +87,9 @@ def detect(ctx: ProbeContext) -> ContainerInfo:
             note("docker", f"{m.point} is mounted from /var/lib/docker/containers")
     kind = next((k for k in _ORDER if k in found), "none")
     evidence = tuple(dict.fromkeys(why for k in _ORDER for why in found.get(k, [])))
+    if evidence == ("/.dockerenv",):
+        # the file survives into VMs and hosts built from a Docker image; say how thin the evidence is
+        evidence = ("/.dockerenv only: no container cgroup path or overlay root",)
     shm_default, fix = _FIXES[kind]
     return ContainerInfo(kind, evidence, shm_default, fix)
 
@@ -110,8 +113,7 @@ class ContainerProbe:
                 data={"kind": "none"},
             )
         shm = (
-            f"{info.kind} gives /dev/shm 64 MiB unless configured; DataLoader workers pass every batch "
-            "through it"
+            f"{info.kind} gives /dev/shm 64 MiB unless configured; DataLoader workers pass every batch through it"
             if info.shm_default
             else f"{info.kind} sets the /dev/shm size in its own config"
         )

@@ -48,7 +48,7 @@ def load_doctor_json(path: str | Path) -> tuple[list[Check], str, str]:
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: not JSON ({exc.msg} at line {exc.lineno})") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("checks"), list):
-        raise ValueError(f"{path}: expected the output of `trainmedic doctor --json` ({{\"checks\": [...]}})")
+        raise ValueError(f'{path}: expected the output of `trainmedic doctor --json` ({{"checks": [...]}})')
     checks = []
     for i, item in enumerate(doc["checks"]):
         if not isinstance(item, dict) or not isinstance(item.get("id"), str):
@@ -129,7 +129,8 @@ def _data_from_value(check: Check) -> dict[str, DataValue]:
             oom_part = oom_part[oom_part.index("OOM kill") :]
             out["oom_kills"] = tuple((int(p), n) for p, n, _ in _PID_NAME.findall(oom_part))
         if crash_part:
-            out["segfaults"] = tuple((int(p), n, None, lib or None) for p, n, lib in _PID_NAME.findall(crash_part))
+            found = _PID_NAME.findall(crash_part)
+            out["segfaults"] = tuple((int(p), n, None, lib or None) for p, n, lib in found)
     elif check.id == "container":
         out["kind"] = v.split()[0] if v.split() else None
     elif check.id == "torch":

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import time as _time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -26,7 +27,7 @@ from typing import Literal
 from trainmedic.probes.base import (
     Check,
     CommandTimeout,
-    LogSource,
+    DataValue,
     ProbeContext,
     format_size,
     run_command,
@@ -87,11 +88,10 @@ class KernelRecord:
 
 # ------------------------------------------------------------------ line prefixes
 
-_MONTHS = {m: i for i, m in enumerate("Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split(), 1)}
+_MONTH_NAMES = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+_MONTHS = {m: i for i, m in enumerate(_MONTH_NAMES, 1)}
 _PRIORITY = re.compile(r"^<\d+>")
-_ISO = re.compile(
-    r"^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})([.,]\d+)?(Z|[+-]\d{2}:?\d{2})?\s+"
-)
+_ISO = re.compile(r"^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})([.,]\d+)?(Z|[+-]\d{2}:?\d{2})?\s+")
 _SYSLOG = re.compile(r"^([A-Z][a-z]{2})\s+(\d{1,2})\s+(\d{2}):(\d{2}):(\d{2})\s+")
 _CTIME = re.compile(r"^\[[A-Z][a-z]{2} ([A-Z][a-z]{2})\s+(\d{1,2}) (\d{2}):(\d{2}):(\d{2}) (\d{4})\]\s?")
 _HOST_KERNEL = re.compile(r"^\S+\s+kernel:\s?")
@@ -115,9 +115,9 @@ def _iso_time(date: str, clock: str, frac: str | None, tz: str | None) -> float 
         return None
 
 
-def _local_time(year: int, month: int, day: int, h: int, m: int, s: int) -> float | None:
+def _local_time(year: int, month: int, day: int, hms: tuple[int, int, int]) -> float | None:
     try:
-        return dt.datetime(year, month, day, h, m, s).timestamp()
+        return dt.datetime(year, month, day, *hms).timestamp()
     except ValueError:
         return None
 
@@ -133,18 +133,16 @@ def _split(line: str, year: int, now: float | None) -> tuple[float | None, float
     elif (m := _SYSLOG.match(rest)) and m.group(1) in _MONTHS:
         month, day = _MONTHS[m.group(1)], int(m.group(2))
         h, mi, s = int(m.group(3)), int(m.group(4)), int(m.group(5))
-        when, stamped = _local_time(year, month, day, h, mi, s), True
+        when, stamped = _local_time(year, month, day, (h, mi, s)), True
         if when is not None and now is not None and when > now + 86400:
-            when = _local_time(year - 1, month, day, h, mi, s)  # syslog has no year: last year's line
+            when = _local_time(year - 1, month, day, (h, mi, s))  # syslog has no year: last year's line
         rest = rest[m.end() :]
     elif (m := _CTIME.match(rest)) and m.group(1) in _MONTHS:
         when = _local_time(
             int(m.group(6)),
             _MONTHS[m.group(1)],
             int(m.group(2)),
-            int(m.group(3)),
-            int(m.group(4)),
-            int(m.group(5)),
+            (int(m.group(3)), int(m.group(4)), int(m.group(5))),
         )
         rest = rest[m.end() :]
     if stamped and (m := _HOST_KERNEL.match(rest)):
@@ -167,7 +165,8 @@ _KILLED = re.compile(
     r"Killed process (?P<pid>\d+) \((?P<name>.*?)\)(?=\s+total-vm:|,|\s*$)"
 )
 _KILL_OLD = re.compile(
-    r"(?P<scope>Memory cgroup out of memory|Out of memory)[^:]*: Kill process (?P<pid>\d+) \((?P<name>.*?)\) score"
+    r"(?P<scope>Memory cgroup out of memory|Out of memory)[^:]*: "
+    r"Kill process (?P<pid>\d+) \((?P<name>.*?)\) score"
 )
 _SUMMARY = re.compile(r"oom-kill:constraint=(?P<constraint>[A-Z_]+)")
 _SUMMARY_TASK = re.compile(r",task=(?P<name>.*?),pid=\s*(?P<pid>\d+),uid=\s*(?P<uid>\d+)")
@@ -223,9 +222,11 @@ def parse_kernel_log(
 
     The oom-kill summary line and the "Killed process" line of one kill become one record.
     `boot_time` (epoch seconds) turns dmesg uptimes into times; only pass it for this boot's log.
-    `year` completes syslog dates, which have none (default: the current year).
+    `year` completes syslog dates, which have none (default: the year of `now`, and a date
+    more than a day after `now` is taken from the year before).
     """
-    year = year if year is not None else dt.datetime.now().year
+    now = now if now is not None else _time.time()
+    year = year if year is not None else dt.datetime.fromtimestamp(now).year
     records: list[KernelRecord] = []
     open_kills: dict[int, int] = {}  # pid -> index in records of an OOM record still waiting for its kill
     pending_memcg: tuple[str, str] | None = None
@@ -279,7 +280,7 @@ def parse_kernel_log(
 
         if m := _KILLED.search(msg):
             pid = int(m.group("pid"))
-            kb = {k: (int(x.group(1)) if (x := rx.search(msg)) else None) for k, rx in _KB.items()}
+            kb = {k: int(x.group(1)) if (x := rx.search(msg)) else None for k, rx in _KB.items()}
             uid_m = _UID.search(msg)
             scope_text = m.group("scope") or pending_scope
             index = open_kills.pop(pid, None)
@@ -294,7 +295,10 @@ def parse_kernel_log(
                     uptime=uptime if uptime is not None else base.uptime,
                     scope=_scope(scope_text, base.constraint) if scope_text else base.scope,
                     uid=int(uid_m.group(1)) if uid_m else base.uid,
-                    **kb,
+                    total_vm_kb=kb["total_vm_kb"],
+                    anon_rss_kb=kb["anon_rss_kb"],
+                    file_rss_kb=kb["file_rss_kb"],
+                    shmem_rss_kb=kb["shmem_rss_kb"],
                 )
             else:
                 memcg = pending_memcg
@@ -311,7 +315,10 @@ def parse_kernel_log(
                         cgroup=memcg[1] if memcg else None,
                         task_cgroup=memcg[0] if memcg else None,
                         uid=int(uid_m.group(1)) if uid_m else None,
-                        **kb,
+                        total_vm_kb=kb["total_vm_kb"],
+                        anon_rss_kb=kb["anon_rss_kb"],
+                        file_rss_kb=kb["file_rss_kb"],
+                        shmem_rss_kb=kb["shmem_rss_kb"],
                     )
                 )
             pending_memcg, pending_scope = None, None
@@ -424,6 +431,7 @@ def read_kernel_log(ctx: ProbeContext) -> KernelLog:
                 continue
             if result.returncode != 0:
                 why = _first_line(result.stderr) or f"exit status {result.returncode}"
+                why = why.removeprefix(f"{Path(source.argv[0]).name}: ")
                 reasons.append(f"{source.name}: {why}")
                 continue
             lines = result.stdout.splitlines()
@@ -445,9 +453,7 @@ def read_kernel_log(ctx: ProbeContext) -> KernelLog:
                     count += 1
                     yield line
 
-            records = parse_kernel_log(
-                counted(_file_lines(path, FILE_TAIL_BYTES)), year=year, now=ctx.now
-            )
+            records = parse_kernel_log(counted(_file_lines(path, FILE_TAIL_BYTES)), year=year, now=ctx.now)
         except FileNotFoundError:
             reasons.append(f"{source.name}: not found")
             continue
@@ -461,8 +467,7 @@ def read_kernel_log(ctx: ProbeContext) -> KernelLog:
 def _summary(records: list[KernelRecord], label: str, plural: str) -> str:
     shown = records[-SHOWN:]
     items = ", ".join(
-        f"pid {r.pid} ({r.name})" + (f" in {r.library}" if r.kind != "oom-kill" and r.library else "")
-        for r in shown
+        f"pid {r.pid} ({r.name})" + (f" in {r.library}" if r.kind != "oom-kill" and r.library else "") for r in shown
     )
     more = f", +{len(records) - len(shown)} earlier" if len(records) > len(shown) else ""
     noun = label if len(records) == 1 else plural
@@ -477,10 +482,18 @@ class KernelLogProbe:
         log = read_kernel_log(ctx)
         if log.source is None:
             reason = "; ".join(log.unreadable) or "no kernel log source configured"
-            return unknown(self.id, f"no kernel log readable: {reason}")
+            return unknown(
+                self.id,
+                f"no kernel log readable: {reason}",
+                why="without the kernel log a bare 'Killed' cannot be confirmed as an OOM kill",
+                fix=(
+                    "run as root, or add the user to the adm / systemd-journal group, or save the log "
+                    "on the host (`sudo dmesg > dmesg.txt`) and pass it to `trainmedic diagnose --dmesg`"
+                ),
+            )
         ooms = [r for r in log.records if r.kind == "oom-kill"]
         crashes = [r for r in log.records if r.kind != "oom-kill"]
-        data = {
+        data: dict[str, DataValue] = {
             "source": log.source,
             "lines": log.lines,
             "oom_kill_count": len(ooms),

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from trainmedic.probes import cgroup
-from trainmedic.probes.base import Check, ProbeContext, format_size, try_int, try_read, unknown
+from trainmedic.probes.base import Check, ProbeContext, Status, format_size, try_int, try_read, unknown
 
 UNLIMITED_FROM = 1 << 62  # cgroup v1 writes PAGE_COUNTER_MAX * PAGE_SIZE (~2**63) for "no limit"
 FAIL_USAGE = 0.95
@@ -76,7 +76,8 @@ def read_cgroup_memory(ctx: ProbeContext) -> CgroupMemory | None:
             peak=try_int(path / "memory.peak"),
             oom_kills=_keyed(try_read(path / "memory.events"), "oom_kill"),
         )
-    hierarchical = _limit_value(str(_keyed(try_read(path / "memory.stat"), "hierarchical_memory_limit") or ""))
+    stat = try_read(path / "memory.stat")
+    hierarchical = _limit_value(str(_keyed(stat, "hierarchical_memory_limit") or ""))
     own = _limit_value(try_read(path / "memory.limit_in_bytes"))
     candidates = [v for v in (own, hierarchical) if v is not None]
     if candidates:
@@ -139,7 +140,7 @@ class MemoryProbe:
             if cg.oom_kills is not None:
                 parts.append(f"oom_kill {cg.oom_kills}")
                 if cg.oom_kills > 0:
-                    problems.append(f"the kernel already OOM-killed {cg.oom_kills} process(es) in this cgroup")
+                    problems.append(f"the kernel OOM-killed {cg.oom_kills} process(es) in this cgroup already")
         if total is not None and available is not None:
             parts.append(f"host {format_size(available)} available of {format_size(total)}")
             if available < WARN_HOST_AVAILABLE * total:
@@ -167,7 +168,7 @@ class MemoryProbe:
             "raise the limit (docker --memory, the pod's resources.limits.memory) or lower num_workers, "
             "prefetch_factor and per-worker copies (load lazily, use numpy arrays instead of Python lists)"
         )
-        status = "fail" if failing else "warn" if problems else "ok"
+        status: Status = "fail" if failing else "warn" if problems else "ok"
         if failing or problems:
             why = "; ".join(failing + problems) + "; " + why
         return Check(

@@ -7,7 +7,6 @@ a worker and the main process holds a descriptor, so a soft limit of 1024 runs o
 
 from __future__ import annotations
 
-import os
 import resource
 import sys
 
@@ -42,7 +41,7 @@ def read_limits(ctx: ProbeContext) -> tuple[int, int] | None:
 
 def count_open(ctx: ProbeContext) -> int | None:
     try:
-        n = len(os.listdir(ctx.proc("self/fd")))
+        n = sum(1 for _ in ctx.proc("self/fd").iterdir())
     except OSError:
         return None
     return n - 1 if ctx.proc_root == "/proc" else n  # listdir itself holds one while counting

@@ -62,9 +62,7 @@ def run_probes(
     for probe in probes:
         slot = _Slot()
         limit = probe.time_limit if time_limit is None else min(probe.time_limit, time_limit)
-        thread = threading.Thread(
-            target=_worker, args=(probe, ctx, slot), name=f"probe-{probe.id}", daemon=True
-        )
+        thread = threading.Thread(target=_worker, args=(probe, ctx, slot), name=f"probe-{probe.id}", daemon=True)
         thread.start()
         slots.append((probe, slot, limit))
     checks: list[Check] = []

@@ -87,6 +87,8 @@ class ShmProbe:
                 data=data,
             )
         why = WHY
-        if demand is None:
+        if ctx.workers == 0:
+            why = "num_workers=0 loads batches in the main process: /dev/shm is not used for them"
+        elif demand is None:
             why += "; pass --workers and --batch-bytes to compare with your DataLoader's demand"
         return Check(id=self.id, status="ok", value=value, threshold=threshold, why=why, fix="", data=data)

@@ -6,7 +6,7 @@ torch.save, or a DataLoader that cannot spill to TMPDIR.
 
 from __future__ import annotations
 
-from trainmedic.probes.base import GiB, Check, ProbeContext, format_size, unknown
+from trainmedic.probes.base import Check, GiB, ProbeContext, format_size, unknown
 
 WARN_FREE = 5 * GiB
 FAIL_FREE = 1 * GiB
@@ -39,11 +39,7 @@ class StorageProbe:
         threshold = f"free >= {format_size(WARN_FREE)} (fail < {format_size(FAIL_FREE)})"
         value = "; ".join(parts + [f"{u} (unreadable)" for u in unreadable])
         fix = "free space or point TMPDIR / checkpoint paths at a larger disk"
-        if worst < FAIL_FREE:
-            status = "fail"
-        elif worst < WARN_FREE:
-            status = "warn"
-        else:
+        if worst >= WARN_FREE:
             return Check(
                 id=self.id,
                 status="ok",
@@ -55,7 +51,7 @@ class StorageProbe:
             )
         return Check(
             id=self.id,
-            status=status,
+            status="fail" if worst < FAIL_FREE else "warn",
             value=value,
             threshold=threshold,
             why=(

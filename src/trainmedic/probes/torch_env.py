@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import multiprocessing
 import sys
 from typing import Any
 
@@ -36,14 +37,11 @@ print(json.dumps({
 
 def _in_process() -> dict[str, Any]:
     """Read the settings of the torch this process already imported (we never import it here)."""
-    import multiprocessing
-
     torch: Any = sys.modules["torch"]
     return {
         "installed": True,
         "version": str(torch.__version__),
-        "start_method": multiprocessing.get_start_method(allow_none=True)
-        or multiprocessing.get_all_start_methods()[0],
+        "start_method": multiprocessing.get_start_method(allow_none=True) or multiprocessing.get_all_start_methods()[0],
         "sharing_strategy": str(torch.multiprocessing.get_sharing_strategy()),
         "cuda_available": bool(torch.cuda.is_available()),
         "cuda_version": torch.version.cuda,

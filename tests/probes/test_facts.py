@@ -1,0 +1,115 @@
+"""Checks become facts for the reasoner, in-process and through a doctor JSON written elsewhere."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from trainmedic.probes.base import Check, MiB, ProbeContext
+from trainmedic.probes.facts import (
+    collect_facts,
+    doctor_json,
+    facts_from_checks,
+    facts_from_doctor_json,
+    save_doctor_json,
+)
+from trainmedic.probes.runner import run_probes
+
+Machine = Callable[..., ProbeContext]
+
+TORCH = Check(
+    id="torch",
+    status="ok",
+    value=(
+        "torch 2.13.0+cpu, start method fork, sharing strategy file_descriptor, CUDA available no, "
+        "CUDA initialised n/a (fresh interpreter)"
+    ),
+    data={"start_method": "fork", "sharing_strategy": "file_descriptor"},
+)
+
+
+def _facts(checks: list[Check]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for f in facts_from_checks(checks):
+        out.setdefault(f.id, []).append(f.value)
+    return out
+
+
+def test_docker_facts(machine: Machine) -> None:
+    checks = [*run_probes(machine("docker", workers=4, batch_bytes=8 * MiB)), TORCH]
+    facts = _facts(checks)
+    assert facts == {
+        "shm.size_bytes": [str(64 * MiB)],
+        "shm.free_bytes": [str(63 * MiB)],
+        "shm.demand_bytes": [str(64 * MiB)],
+        "container.kind": ["docker"],
+        "nofile.soft": ["1048576"],
+        "nofile.hard": ["1048576"],
+        "memory.cgroup_limit_bytes": [str(2048 * MiB)],
+        "memory.cgroup_peak_bytes": ["2040109465"],
+        "memory.oom_kill_count": ["3"],
+        "kernel.oom_kill": ["pid 4321 (pt_data_worker)", "pid 5120 (python)"],
+        "kernel.segfault": ["pid 6001 (pt_main_thread) in libtorch_cpu.so", "pid 6002 (python) in libc.so.6"],
+        "torch.sharing_strategy": ["file_descriptor"],
+        "torch.start_method": ["fork"],
+    }
+    assert all(f.source.startswith("probe:") for f in facts_from_checks(checks))
+
+
+def test_unknown_checks_give_no_facts() -> None:
+    assert facts_from_checks([Check(id="shm", status="unknown", value="cannot statvfs /dev/shm")]) == []
+
+
+def test_doctor_json_round_trip_gives_the_same_facts(machine: Machine, tmp_path: Path) -> None:
+    checks = [*run_probes(machine("kubernetes", workers=4, batch_bytes=8 * MiB)), TORCH]
+    path = tmp_path / "doctor.json"
+    save_doctor_json(path, checks, host="trainer-0")
+    doc = json.loads(path.read_text())
+    assert set(doc) == {"checks", "host", "time"}
+    assert all(set(c) == {"id", "status", "value", "threshold", "why", "fix"} for c in doc["checks"])
+    remote = facts_from_doctor_json(path)
+    local = facts_from_checks(checks)
+    assert [f.id for f in remote] == [f.id for f in local]
+    for r, loc in zip(remote, local, strict=True):
+        if loc.value.isdigit():  # sizes print with one decimal of their unit: within 5 %
+            assert int(r.value) == pytest.approx(int(loc.value), rel=0.05), r.id
+        else:
+            assert r.value == loc.value, r.id
+    assert remote[0].source.startswith(f"{path} (trainer-0, ")
+
+
+def test_doctor_json_with_data_is_read_exactly(tmp_path: Path) -> None:
+    doc = doctor_json([TORCH], host="h", time=0)
+    doc["checks"][0]["data"] = {"start_method": "spawn", "sharing_strategy": "file_system"}
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps(doc))
+    assert [(f.id, f.value) for f in facts_from_doctor_json(path)] == [
+        ("torch.sharing_strategy", "file_system"),
+        ("torch.start_method", "spawn"),
+    ]
+    assert doc["time"] == "1970-01-01T00:00:00+00:00"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("not json", "not JSON"),
+        ('{"checks": 3}', "expected the output of `trainmedic doctor --json`"),
+        ('{"checks": [{"status": "ok"}]}', "checks[0] has no id"),
+        ('{"checks": [{"id": "shm", "status": "great"}]}', "checks[0] (shm) has status 'great'"),
+    ],
+)
+def test_bad_doctor_json_says_what_is_wrong(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("(", r"\(").replace(")", r"\)")):
+        facts_from_doctor_json(path)
+
+
+def test_collect_facts_on_this_machine() -> None:
+    facts = collect_facts(ProbeContext(python=""))
+    ids = {f.id for f in facts}
+    assert {"shm.size_bytes", "shm.free_bytes", "container.kind"} <= ids
