@@ -117,7 +117,7 @@ def test_only_cascades_with_a_missing_rank_file_asks_for_that_log(tmp_path: Path
 
 
 def test_sigkill_from_the_launcher_summary_is_not_promoted_to_oom() -> None:
-    lines = [*_steps(0), *_steps(3)] + _summary(failed=3, code=-9)
+    lines = [*_steps(0), *_steps(3), *_summary(failed=3, code=-9)]
     d = diagnose_with("\n".join(lines).encode() + b"\n")
     p = d["primary"]
     assert (p["id"], p["rank"]) == ("host-oom/sigkill", 3)

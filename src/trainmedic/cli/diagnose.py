@@ -9,7 +9,7 @@ from pathlib import Path
 
 from trainmedic.catalog import LibraryError, load_library
 from trainmedic.cli.env import Env
-from trainmedic.model import ExitCode
+from trainmedic.model import ExitCode, Fact
 
 PROGRESS_THRESHOLD = 50 << 20
 
@@ -23,6 +23,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scanner", choices=("hyperscan", "python"), default=None,
                    help="matcher back-end (default: hyperscan when installed)")
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    facts = p.add_argument_group("machine facts (confirm or refute causes)")
+    facts.add_argument("--probe", action="store_true", help="probe this host (run it on the failing host)")
+    facts.add_argument("--facts", type=Path, metavar="DOCTOR_JSON", action="append", default=[],
+                       help="facts saved by `trainmedic doctor --json` on the failing host")
+    facts.add_argument("--dmesg", type=Path, metavar="FILE", action="append", default=[],
+                       help="a saved kernel log (dmesg, journalctl -k, kern.log) from the failing host")
 
 
 def run(args: argparse.Namespace, env: Env) -> int:
@@ -37,6 +43,11 @@ def run(args: argparse.Namespace, env: Env) -> int:
         env.error(f"library: {exc}")
         return ExitCode.USAGE
     try:
+        facts = _facts(args)
+    except (OSError, ValueError) as exc:
+        env.error(str(exc))
+        return ExitCode.USAGE
+    try:
         sources = expand(args.paths)
         total = sum(s.size or 0 for s in sources)
         show = (not args.no_progress) and env.stderr_isatty and total > PROGRESS_THRESHOLD
@@ -45,13 +56,40 @@ def run(args: argparse.Namespace, env: Env) -> int:
         )
         with bar_ctx as advance:
             diagnosis = diagnose_sources(sources, library=library, stdin=env.stdin, backend=args.scanner,
-                                         on_bytes=advance)
+                                         on_bytes=advance, facts=facts)
     except InputError as exc:
         env.error(str(exc))
         return ExitCode.USAGE
     FORMATS[fmt](diagnosis, env.stdout, env.stdout_isatty and fmt == "text")
     env.stdout.flush()
     return ExitCode.HEALTHY if diagnosis.verdict == "healthy" else ExitCode.FOUND
+
+
+def _facts(args: argparse.Namespace) -> list[Fact]:
+    """Facts from --probe, --facts and --dmesg; a bad file raises with a one-line message."""
+    if not (args.probe or args.facts or args.dmesg):
+        return []
+    from trainmedic.probes.facts import (
+        collect_facts,
+        facts_from_doctor_json,
+        kernel_facts,
+        kernel_records_from_file,
+    )
+
+    out: list[Fact] = []
+    if args.probe:
+        out.extend(collect_facts())
+    for path in args.facts:
+        if not path.is_file():
+            raise ValueError(f"{path}: no such file (expected `trainmedic doctor --json` output)")
+        out.extend(facts_from_doctor_json(path))
+    for path in args.dmesg:
+        try:
+            records = kernel_records_from_file(path)
+        except OSError as exc:
+            raise ValueError(f"{path}: cannot read kernel log: {exc.strerror or exc}") from None
+        out.extend(kernel_facts(records, str(path)))
+    return out
 
 
 class _progress:

@@ -29,6 +29,7 @@ from trainmedic.model import (
     Verdict,
 )
 from trainmedic.reason import confidence
+from trainmedic.reason import facts as machine
 from trainmedic.reason.events import build_events, pid_of, strength, with_cause
 
 OOM_RECORDS = {"host-oom/oom-killer", "dataloader-worker-failure/worker-oom"}
@@ -83,8 +84,9 @@ def _first(events: list[Event]) -> Event:
 def _link_kills(ctx: Context, events: list[Event]) -> tuple[list[Event], set[int]]:
     """A kernel OOM record for the pid of a killed process turns the kill into an OOM kill."""
     records = [e for e in events if e.cause in OOM_RECORDS]
+    fact_kills = machine.oom_kills(ctx.facts)
     confirmed: set[int] = set()
-    if not records:
+    if not records and not fact_kills:
         return events, confirmed
     out: list[Event] = []
     used: set[int] = set()
@@ -95,6 +97,12 @@ def _link_kills(ctx: Context, events: list[Event]) -> tuple[list[Event], set[int
             continue
         pids = {e.pid} | {pid_of(ln.text) for ln in e.evidence}
         rec = next((r for r in records if r.pid is not None and r.pid in pids), None)
+        fact_pid = next((p for p in pids if p in fact_kills), None)
+        if rec is None and fact_pid is not None:
+            upgraded = with_cause(ctx.library, e, target, (fact_kills[fact_pid][1],))
+            confirmed.add(upgraded.order)
+            out.append(upgraded)
+            continue
         if rec is None and e.cause.startswith("dataloader-worker-failure/"):
             rec = next((r for r in records if any(_WORKER_NAME.search(ln.text) for ln in r.evidence)), None)
         if rec is None:
@@ -282,9 +290,19 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
     conf = confidence.primary(strength(same_cause), ambiguous=all(e.ambiguous for e in same_cause),
                               confirmed=is_confirmed,
                               unordered=unordered, later=later)
+    cgroup_ooms = machine.cgroup_oom_count(ctx.facts)
+    if not is_confirmed and first.cause in KILLS and cgroup_ooms:
+        # No record names the pid, but the container's own counter saw OOM kills.
+        first = with_cause(ctx.library, first, KILLS[first.cause])
+        conf = confidence.clamp(0.8)
+    adj = machine.adjust(first.cause, conf, ctx.facts)
+    conf = adj.confidence
     why_parts = [f"first initiating failure, at {_where(first)}"]
     if is_confirmed:
         why_parts.append("confirmed by a kernel OOM-killer record for the same process")
+    if cgroup_ooms and first.cause in KILLS.values() and not is_confirmed:
+        why_parts.append(f"the cgroup counted {cgroup_ooms} OOM kill(s) (memory.events)")
+    why_parts.extend(adj.notes)
     if first.ambiguous and not is_confirmed:
         why_parts.append("this signal alone cannot say why; see the missing facts")
     if collateral_events:
@@ -315,7 +333,8 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
     alts.sort(key=lambda a: -a.confidence)
     coll = _collateral(sorted(also_collateral + collateral_events, key=lambda e: (e.path, e.line)), first.cause)
     verdict: Verdict = "hang" if first.cause == HANG else "failure"
-    return replace(base, verdict=verdict, primary=primary, alternatives=tuple(alts), collateral=coll)
+    return replace(base, verdict=verdict, primary=primary, alternatives=tuple(alts), collateral=coll,
+                   facts=machine.merge(ctx.facts, adj.used))
 
 
 def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],

@@ -39,6 +39,10 @@ def render(d: Diagnosis, out: TextIO, _color: bool = False) -> None:
             w("### Verify\n\n" + _code("\n".join(p.verify)) + "\n\n")
         if p.missing:
             w("### Missing facts\n\n" + "".join(f"- {m.fact}: `{m.command}`\n" for m in p.missing) + "\n")
+    used = [f for f in d.facts if f.effect]
+    if used:
+        w("### Machine facts used\n\n" + "".join(
+            f"- `{f.id}` = {f.value} ({f.source}): {f.effect}\n" for f in used) + "\n")
     if d.alternatives:
         w("### Alternatives\n\n" + "".join(
             f"- `{a.id}` ({a.confidence:.0%}): {a.why}\n" for a in d.alternatives) + "\n")

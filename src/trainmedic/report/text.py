@@ -49,6 +49,11 @@ def render(d: Diagnosis, out: TextIO, color: bool = False) -> None:
             con.print("[bold]Missing facts[/] (the evidence cannot decide without them)")
             for m in p.missing:
                 con.print(f"  - {escape(m.fact)}: [green]{escape(m.command)}[/]")
+    used = [f for f in d.facts if f.effect]
+    if used:
+        con.print("[bold]Machine facts used[/]")
+        for f in used:
+            con.print(f"  - {escape(f.id)} = {escape(f.value)}  [dim]({escape(f.source)})[/]: {escape(f.effect)}")
     if d.alternatives:
         con.print("[bold]Alternatives[/]")
         for a in d.alternatives:
