@@ -15,7 +15,7 @@ from trainmedic.model import Diagnosis, Fact
 from trainmedic.reason.engine import Context, reason
 from trainmedic.scan.database import STRUCTURE, library_patterns
 
-__all__ = ["InputError", "diagnose", "diagnose_sources", "get_reader"]
+__all__ = ["InputError", "diagnose", "diagnose_files", "diagnose_sources", "get_reader"]
 
 _READERS: dict[tuple[int, str | None], Reader] = {}
 
@@ -71,3 +71,18 @@ def diagnose(
 def _from_bytes(data: bytes, library: Library | None, facts: Iterable[Fact], backend: str | None) -> Diagnosis:
     src = Source("<text>", None, len(data))
     return diagnose_sources([src], library=library, facts=facts, stdin=io.BytesIO(data), backend=backend)
+
+
+def diagnose_files(
+    files: Sequence[tuple[str, bytes]],
+    *,
+    library: Library | None = None,
+    facts: Iterable[Fact] = (),
+    backend: str | None = None,
+) -> Diagnosis:
+    """Diagnose named in-memory logs (uploads, editor buffers): each name plays the role of a path,
+    so per-rank names like `rank3.log` attribute ranks as files on disk do. Compressed bytes are fine."""
+    lib = library or load_library()
+    reader = get_reader(lib, backend)
+    scans = [reader.scan(Source(name, None, len(data)), io.BytesIO(data)) for name, data in files]
+    return reason(Context(lib, scans, tuple(facts)))
