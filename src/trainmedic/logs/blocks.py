@@ -2,7 +2,8 @@
 
 A line longer than `max_line` is cut: its first `max_line` bytes are kept (fingerprints sit at the
 start of messages) and the rest is skipped up to the next newline, so a 200 MB line costs what a
-1 MB one does.
+1 MB one does. The splitter is push-based so that a live stream (a child's stdout, a growing file)
+and a file on disk go through the same code.
 """
 
 from __future__ import annotations
@@ -20,34 +21,57 @@ def strip_ansi(block: bytes) -> bytes:
     return _ANSI.sub(b"", block) if b"\x1b" in block else block
 
 
+class BlockSplitter:
+    """Feed bytes in; get back blocks of whole lines (ANSI codes removed)."""
+
+    def __init__(self, max_line: int = MAX_LINE) -> None:
+        self.max_line = max_line
+        self._carry = b""
+        self._skipping = False  # inside an over-long line whose head was already emitted
+
+    @property
+    def pending(self) -> int:
+        """Bytes of an unfinished last line held back."""
+        return len(self._carry)
+
+    def add(self, chunk: bytes) -> bytes | None:
+        if self._skipping:
+            nl = chunk.find(b"\n")
+            if nl < 0:
+                return None
+            chunk = chunk[nl + 1 :]
+            self._skipping = False
+        data = self._carry + chunk if self._carry else chunk
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            if len(data) > self.max_line:
+                self._carry, self._skipping = b"", True
+                return strip_ansi(data[: self.max_line] + b"\n")
+            self._carry = data
+            return None
+        self._carry = data[cut + 1 :]
+        head = data[: cut + 1]
+        if len(self._carry) > self.max_line:
+            head += self._carry[: self.max_line] + b"\n"
+            self._carry, self._skipping = b"", True
+        return strip_ansi(head)
+
+    def finish(self) -> bytes | None:
+        """The last line when the input does not end with a newline."""
+        carry, self._carry = self._carry, b""
+        return strip_ansi(carry) if carry else None
+
+
 def iter_blocks(stream: BinaryIO, block_size: int = BLOCK, max_line: int = MAX_LINE) -> Iterator[bytes]:
     """Yield blocks that each end just after a newline (the last one may not), ANSI codes removed."""
-    carry = b""
-    skipping = False  # inside an over-long line whose head was already emitted
+    splitter = BlockSplitter(max_line)
     while True:
         chunk = stream.read(block_size)
         if not chunk:
             break
-        if skipping:
-            nl = chunk.find(b"\n")
-            if nl < 0:
-                continue
-            chunk = chunk[nl + 1 :]
-            skipping = False
-        data = carry + chunk if carry else chunk
-        cut = data.rfind(b"\n")
-        if cut < 0:
-            if len(data) > max_line:
-                yield strip_ansi(data[:max_line] + b"\n")
-                carry, skipping = b"", True
-            else:
-                carry = data
-            continue
-        carry = data[cut + 1 :]
-        head = data[: cut + 1]
-        if len(carry) > max_line:
-            head += carry[:max_line] + b"\n"
-            carry, skipping = b"", True
-        yield strip_ansi(head)
-    if carry:
-        yield strip_ansi(carry)
+        block = splitter.add(chunk)
+        if block:
+            yield block
+    last = splitter.finish()
+    if last:
+        yield last

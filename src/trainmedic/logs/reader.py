@@ -8,7 +8,6 @@ each rank's last progress.
 
 from __future__ import annotations
 
-import io
 import re
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
@@ -16,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from trainmedic.logs.attribution import host_from_path, parse_time, rank_from_path, split_prefix
-from trainmedic.logs.blocks import BLOCK, MAX_LINE, iter_blocks
+from trainmedic.logs.blocks import BLOCK, MAX_LINE, BlockSplitter
 from trainmedic.logs.sources import InputError, Source, looks_binary
 from trainmedic.logs.tracebacks import assemble_traceback
 from trainmedic.model import InputSummary, Line, Match, RankProgress, Traceback
@@ -69,38 +68,6 @@ class InputScan:
 
     def summary(self) -> InputSummary:
         return InputSummary(self.source.name, self.bytes, self.lines, tuple(sorted(self.ranks)))
-
-
-class _Prefixed(io.RawIOBase):
-    """A stream whose first bytes were already read (to sniff for binary data)."""
-
-    def __init__(self, head: bytes, stream: BinaryIO) -> None:
-        self._head = head
-        self._stream = stream
-
-    def readable(self) -> bool:
-        return True
-
-    def read(self, n: int = -1) -> bytes:
-        if self._head:
-            out, self._head = self._head, b""
-            if n < 0 or len(out) >= n:
-                if n >= 0 and len(out) > n:
-                    out, self._head = out[:n], out[n:]
-                return out
-            return out + self._stream.read(n - len(out))
-        return self._stream.read(n)
-
-
-def _read_upto(stream: BinaryIO, n: int) -> bytes:
-    parts, got = [], 0
-    while got < n:
-        chunk = stream.read(n - got)
-        if not chunk:
-            break
-        parts.append(chunk)
-        got += len(chunk)
-    return b"".join(parts)
 
 
 class _Window:
@@ -190,50 +157,19 @@ class Reader:
         self, stream: BinaryIO, result: InputScan, file_rank: int | None, file_host: str | None,
         on_bytes: Callable[[int], None] | None = None,
     ) -> None:
-        head = _read_upto(stream, 65536)
-        if looks_binary(head):
-            raise InputError(f"{result.source.name}: looks like a binary file, not a log")
-        blocks = iter_blocks(_Prefixed(head, stream), self.block_size, MAX_LINE)  # type: ignore[arg-type]  # read() is all it needs
-        ahead: deque[bytes] = deque()
-        ahead_bytes = 0
-        behind = b""
-        line_base = 0
-        offset = 0
-        tail = b""
-        hits: Counter[int] = Counter()
-        exhausted = False
+        state = ScanState(self, result, file_rank, file_host)
         while True:
-            # Keep at least LOOKAHEAD bytes queued after the current block, whatever the block size,
-            # so a traceback or summary that runs past a block boundary reads the same.
-            while not exhausted and (len(ahead) < 2 or ahead_bytes - len(ahead[0]) < LOOKAHEAD):
-                nxt = next(blocks, None)
-                if nxt is None:
-                    exhausted = True
-                    break
-                ahead.append(nxt)
-                ahead_bytes += len(nxt)
-            if not ahead:
+            chunk = stream.read(self.block_size)
+            if not chunk:
                 break
-            current = ahead.popleft()
-            ahead_bytes -= len(current)
-            window = _Window(behind, current, ahead)
-            self._scan_block(window, offset, line_base, result, file_rank, file_host, hits)
-            result.bytes += len(current)
-            offset += len(current)
+            state.feed(chunk)
             if on_bytes is not None:
-                on_bytes(len(current))
-            line_base += current.count(b"\n")
-            tail = (tail + current)[-TAIL:] if len(current) < TAIL else current[-TAIL:]
-            behind = (behind + current)[-BEHIND:]
-        result.lines = line_base + (0 if tail.endswith(b"\n") or not tail else 1)
-        first = result.lines - (tail.count(b"\n") + (0 if tail.endswith(b"\n") else 1)) + 1
-        if result.bytes > len(tail):  # the tail starts mid-line: drop the partial line
-            cut = tail.find(b"\n") + 1
-            tail, first = tail[cut:], first + 1
-        self._scan_tail(tail, first, result, file_rank)
-        for key, n in hits.items():
-            if n > MAX_HITS_PER_PATTERN:
-                result.dropped[self.patterns[key].key] += n - MAX_HITS_PER_PATTERN
+                on_bytes(len(chunk))
+        state.finish()
+
+    def state(self, source: Source) -> ScanState:
+        """A push-based scan of one live stream: feed() bytes as they come, snapshot() at any time."""
+        return ScanState(self, InputScan(source), rank_from_path(source.name), host_from_path(source.name))
 
     def _sample_ranks(self, block: bytes, offset: int, result: InputScan) -> None:
         """Ranks present, from the lines that start in the first bytes of each SAMPLE_EVERY region.
@@ -421,6 +357,115 @@ class Reader:
             prev = result.progress.get(rank)
             if prev is None or prev.line <= cursor_line:
                 result.progress[rank] = RankProgress(rank, step, path, cursor_line, att.rest.strip()[:300])
+
+
+class ScanState:
+    """The scan of one input in progress. Batch reading and live streams share it, so a live run
+    is diagnosed exactly as its log file would be, without re-reading anything."""
+
+    SNIFF = 65536
+
+    def __init__(self, reader: Reader, result: InputScan, file_rank: int | None, file_host: str | None) -> None:
+        self.reader = reader
+        self.result = result
+        self.file_rank = file_rank
+        self.file_host = file_host
+        if file_rank is not None:
+            result.ranks.add(file_rank)
+        self._splitter = BlockSplitter(MAX_LINE)
+        self._head: bytes | None = b""  # bytes held until the binary check; None once checked
+        self._queue: deque[bytes] = deque()
+        self._queued = 0
+        self._behind = b""
+        self._line_base = 0
+        self._offset = 0
+        self._tail = b""
+        self._hits: Counter[int] = Counter()
+        self._finished = False
+
+    def feed(self, data: bytes) -> None:
+        if self._head is not None:
+            self._head += data
+            if len(self._head) < self.SNIFF:
+                return
+            data, self._head = self._head, None
+            self._sniff(data)
+        self._add(data)
+        self._step(force=False)
+
+    def _sniff(self, head: bytes) -> None:
+        if looks_binary(head[: self.SNIFF]):
+            raise InputError(f"{self.result.source.name}: looks like a binary file, not a log")
+
+    def _add(self, data: bytes) -> None:
+        # Cut what arrives into blocks of at most the reader's block size, as a file read would.
+        size = self.reader.block_size
+        for i in range(0, len(data), size):
+            block = self._splitter.add(data[i : i + size])
+            if block:
+                self._queue.append(block)
+                self._queued += len(block)
+
+    def _release_head(self) -> None:
+        if self._head is not None:
+            head, self._head = self._head, None
+            self._sniff(head)
+            self._add(head)
+
+    def _step(self, force: bool) -> None:
+        # Keep at least LOOKAHEAD bytes queued after the current block, whatever the block size,
+        # so a traceback or summary that runs past a block boundary reads the same.
+        while self._queue and (force or (len(self._queue) >= 2 and self._queued - len(self._queue[0]) >= LOOKAHEAD)):
+            current = self._queue.popleft()
+            self._queued -= len(current)
+            window = _Window(self._behind, current, self._queue)
+            self.reader._scan_block(window, self._offset, self._line_base, self.result, self.file_rank,
+                                    self.file_host, self._hits)
+            self.result.bytes += len(current)
+            self._offset += len(current)
+            self._line_base += current.count(b"\n")
+            self._tail = (self._tail + current)[-TAIL:] if len(current) < TAIL else current[-TAIL:]
+            self._behind = (self._behind + current)[-BEHIND:]
+
+    def flush(self) -> None:
+        """Scan every complete line received so far (a live stream went quiet: nothing more is coming soon)."""
+        self._release_head()
+        self._step(force=True)
+
+    def finish(self) -> InputScan:
+        if self._finished:
+            return self.result
+        self._release_head()
+        last = self._splitter.finish()
+        if last:
+            self._queue.append(last)
+            self._queued += len(last)
+        self._step(force=True)
+        self._finished = True
+        self._close(self.result)
+        return self.result
+
+    def _close(self, result: InputScan) -> None:
+        tail = self._tail
+        result.lines = self._line_base + (0 if tail.endswith(b"\n") or not tail else 1)
+        first = result.lines - (tail.count(b"\n") + (0 if tail.endswith(b"\n") else 1)) + 1
+        if result.bytes > len(tail):  # the tail starts mid-line: drop the partial line
+            cut = tail.find(b"\n") + 1
+            tail, first = tail[cut:], first + 1
+        self.reader._scan_tail(tail, first, result, self.file_rank)
+        for key, n in self._hits.items():
+            if n > MAX_HITS_PER_PATTERN:
+                result.dropped[self.reader.patterns[key].key] = n - MAX_HITS_PER_PATTERN
+
+    def snapshot(self) -> InputScan:
+        """What a diagnosis of everything scanned so far needs, leaving the running scan untouched."""
+        if self._finished:
+            return self.result
+        r = self.result
+        snap = InputScan(r.source, r.bytes, 0, set(r.ranks), list(r.matches), list(r.tracebacks),
+                         list(r.summaries), set(r.world_sizes))
+        self._close(snap)
+        return snap
 
 
 def _in_summary(m: Match, spans: list[tuple[int, int, SummaryRecord]]) -> Match:
