@@ -13,7 +13,7 @@ from trainmedic.probes.base import Check, ProbeContext
 
 Cli = Callable[..., Any]  # tests/conftest.py: run the real CLI with injected streams
 
-KEYS = {"id", "status", "value", "threshold", "why", "fix"}
+KEYS = {"id", "status", "value", "threshold", "why", "fix", "data"}  # data: the exact numbers
 IDS = ["shm", "container", "nofile", "memory", "kernel-log", "torch", "cpu", "storage"]
 
 
@@ -54,7 +54,8 @@ def test_exit_code_follows_the_worst_status(cli: Cli, monkeypatch: pytest.Monkey
     result = cli("doctor", "--json", "--workers", "2", "--batch-bytes", "64M")
     assert result.code == code
     assert json.loads(result.out)["checks"] == [
-        {"id": "shm", "status": status, "value": "size 1 GiB, free 1 GiB", "threshold": "", "why": "", "fix": ""}
+        {"id": "shm", "status": status, "value": "size 1 GiB, free 1 GiB", "threshold": "", "why": "", "fix": "",
+         "data": {}}
     ]
 
 

@@ -41,7 +41,8 @@ class Check:
     data: Mapping[str, DataValue] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        """The public doctor JSON shape; `data` stays in-process (see facts.py for the numbers)."""
+        """The public doctor JSON shape, plus `data`: the exact numbers, so `diagnose --facts` on
+        another host reads them back without parsing the human-readable value."""
         return {
             "id": self.id,
             "status": self.status,
@@ -49,6 +50,7 @@ class Check:
             "threshold": self.threshold,
             "why": self.why,
             "fix": self.fix,
+            "data": {k: list(v) if isinstance(v, tuple) else v for k, v in self.data.items()},
         }
 
 
