@@ -50,12 +50,40 @@ def required_literal(regex: str, ignore_case: bool = False) -> str:
     return best if len(best) >= 3 else ""
 
 
+def _branch_alternatives(items: Any) -> list[str]:
+    """For a pattern like `(?:world_size|nranks)=...`: one literal per alternative, or [] if any lacks one."""
+    for op, av in items:
+        if op is c.BRANCH:  # a non-capturing group is inlined by the parser
+            branches = av[1]
+        elif op is c.SUBPATTERN and len(av[-1]) == 1 and av[-1][0][0] is c.BRANCH:
+            branches = av[-1][0][1][1]
+        else:
+            continue
+        if branches:
+            alts = [max(_runs(branch), key=len, default="") for branch in branches]
+            if alts and all(len(a) >= 3 for a in alts):
+                return alts
+    return []
+
+
+def required_literals(regex: str, ignore_case: bool = False) -> list[str]:
+    """Literals of which every match contains at least one."""
+    best = required_literal(regex, ignore_case)
+    if best or ignore_case:
+        return [best] if best else []
+    return _branch_alternatives(_parser.parse(regex))
+
+
 def keywords(library: Library) -> list[str]:
     """Sorted, de-duplicated literals covering every fingerprint and the reader's structure markers.
 
     A fingerprint with no usable literal makes the prefilter useless, so the result then holds ''
     (the client must keep every line); the library tests keep that from happening.
     """
-    words = {required_literal(fp.regex, fp.ignore_case) for _, fp in library.fingerprints()}
-    words |= {required_literal(p.regex) for p in STRUCTURE}
+    words: set[str] = set()
+    for regex, ignore_case in [(fp.regex, fp.ignore_case) for _, fp in library.fingerprints()] + [
+        (p.regex, p.ignore_case) for p in STRUCTURE
+    ]:
+        found = required_literals(regex, ignore_case)
+        words.update(found or [""])
     return sorted(words)

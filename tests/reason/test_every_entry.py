@@ -1,0 +1,42 @@
+"""Every failure the encyclopedia describes is recognised: each `#! match:` line, diagnosed alone, names its cause.
+
+A line can legitimately match a more specific cause too (a kernel OOM record for `pt_data_worker` is also a
+host OOM); the test then accepts the more specific one only when the fixture says so with a second directive.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import diagnose_with
+from trainmedic.catalog import load_library
+from trainmedic.fixtures import fixture_lines
+from trainmedic.scan.keywords import keywords
+
+LIB = load_library()
+CASES = [
+    pytest.param(fl.cause, fl.text, id=f"{fl.cause}:{fl.number}")
+    for e in LIB for fl in fixture_lines(e) if fl.kind == "match"
+]
+# Lines that, alone, are rightly explained by a more specific cause of another entry.
+MORE_SPECIFIC = {
+    ("host-oom/oom-killer", "dataloader-worker-failure/worker-oom"),
+    ("launcher-teardown/failure-summary", "host-oom/sigkill"),  # "died with <Signals.SIGKILL: 9>"
+}
+
+
+@pytest.mark.parametrize(("cause", "line"), CASES)
+def test_match_line_alone_names_its_cause(cause: str, line: str) -> None:
+    d = diagnose_with((line + "\n").encode())
+    assert d["primary"] is not None, line
+    got = d["primary"]["id"]
+    assert got == cause or (cause, got) in MORE_SPECIFIC, f"{line!r} -> {got}"
+
+
+def test_keyword_prefilter_keeps_every_match_line() -> None:
+    words = [w for w in keywords(LIB) if w]
+    assert "" not in keywords(LIB), "a fingerprint has no literal: the browser prefilter would have to keep every line"
+    for e in LIB:
+        for fl in fixture_lines(e):
+            if fl.kind == "match":
+                assert any(w in fl.text for w in words), (fl.path, fl.number)
