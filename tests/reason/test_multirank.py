@@ -98,10 +98,11 @@ def test_only_cascades_names_the_silent_rank() -> None:
     lines += [WATCHDOG.format(r=r) for r in (0, 1, 3)] + [SIGTERM.format(r=r) for r in (0, 1, 2, 3)]
     d = diagnose_with("\n".join(lines).encode() + b"\n")
     p = d["primary"]
-    assert p["id"].startswith("nccl-timeout/")
-    assert p["rank"] == 2
+    # Rank 2 printed no error while every other rank timed out waiting for it: it hung.
+    assert (d["verdict"], p["id"], p["rank"]) == ("hang", "training-hang/stalled-progress", 2)
     assert "rank 2" in p["why"]
-    assert any("rank 2" in m["fact"] for m in p["missing"])
+    assert any("rank 2" in m["fact"] and "py-spy" in m["command"] for m in p["missing"])
+    assert {c["rank"] for c in d["collateral"] if c["id"].startswith("nccl-timeout")} == {0, 1, 3}
 
 
 def test_only_cascades_with_a_missing_rank_file_asks_for_that_log(tmp_path: Path) -> None:

@@ -43,3 +43,9 @@ def test_same_hits_on_every_fixture_line() -> None:
 def test_same_hits_on_shuffled_lines_and_noise(lines: list[bytes], noise: bytes) -> None:
     block = b"\n".join(lines) + noise + b"\n" + b"\n".join(reversed(lines))
     assert _hits("hyperscan", block) == _hits("python", block)
+
+
+def test_end_of_line_anchor_means_the_same_in_a_block() -> None:
+    block = b"[rank1]: MemoryError\n[rank0]: step 3\n"
+    assert any(key.startswith("host-oom/cpu-allocation-failure") for _, key in _hits("hyperscan", block))
+    assert _hits("hyperscan", block) == _hits("python", block)

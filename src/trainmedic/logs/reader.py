@@ -131,8 +131,8 @@ class Reader:
         self.block_size = block_size
         self.scanner: Scanner = build_scanner(patterns, backend)
         self.compiled = [re.compile(p.regex.encode(), re.I if p.ignore_case else 0) for p in patterns]
-        self.progress_scanner: Scanner = build_scanner(PROGRESS, backend)
-        self.progress_compiled = [re.compile(p.regex.encode()) for p in PROGRESS]
+        # The tail is at most TAIL bytes: plain `re` over it, per line (MULTILINE anchors a bare "done").
+        self.progress_compiled = [re.compile(p.regex.encode(), re.MULTILINE) for p in PROGRESS]
 
     # ------------------------------------------------------------ one input
 
@@ -322,7 +322,7 @@ class Reader:
             if rank is not None:
                 result.ranks.add(rank)
             result.last_line_rank[rank] = lineno
-        cands = self.progress_scanner.candidates(tail)
+        cands = [(m.end(), pid) for pid, rx in enumerate(self.progress_compiled) for m in rx.finditer(tail)]
         cands.sort()
         cursor, cursor_line = 0, first_line
         seen: set[tuple[int, int]] = set()

@@ -163,10 +163,14 @@ def _where(e: Event) -> str:
     return f"{rank}, {e.path}:{e.line}"
 
 
-def _collateral(events: list[Event], primary_id: str) -> tuple[Collateral, ...]:
+def _collateral(events: list[Event], primary_id: str, exclude_rank: int | None = None) -> tuple[Collateral, ...]:
+    """Failures the primary explains, once per (cause, rank, file); the initiating rank's own echoes
+    (its launcher record, its own later errors) are part of the primary incident, not collateral."""
     seen: set[tuple[str, int | None, str]] = set()
     out = []
     for e in events:
+        if exclude_rank is not None and e.rank == exclude_rank:
+            continue
         key = (e.cause, e.rank, e.path)
         if key in seen:
             continue
@@ -331,55 +335,77 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
         alts.append(Alternative(e.cause, confidence.alternative(0.3, conf),
                                 f"kernel OOM kill at {e.path}:{e.line} of a process these logs do not name"))
     alts.sort(key=lambda a: -a.confidence)
-    coll = _collateral(sorted(also_collateral + collateral_events, key=lambda e: (e.path, e.line)), first.cause)
+    coll = _collateral(sorted(also_collateral + collateral_events, key=lambda e: (e.path, e.line)), first.cause,
+                       exclude_rank=first.rank)
     verdict: Verdict = "hang" if first.cause == HANG else "failure"
     return replace(base, verdict=verdict, primary=primary, alternatives=tuple(alts), collateral=coll,
                    facts=machine.merge(ctx.facts, adj.used))
 
 
-def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
-                  progress: dict[int | None, RankProgress]) -> Diagnosis:
+def _suspects(ctx: Context, events: list[Event], progress: dict[int | None, RankProgress]) -> tuple[list[int], str]:
+    """Ranks that could have started it when every rank shows only collateral errors, best first,
+    and the reason they stand out. The strongest signs win: a rank whose log file is missing, a rank
+    the launcher saw exit on its own (not by SIGTERM), a rank that printed no error, the rank behind."""
     expected = _expected_ranks(ctx)
     cascades = [e for e in events if e.role == "cascade"]
-    reporting = {e.rank for e in cascades if e.rank is not None}
-    suspects = sorted(expected - reporting) if cascades else sorted(expected - {e.rank for e in events})
+    reporting = {e.rank for e in (cascades or events) if e.rank is not None}
+    per_rank_files = {r for s in ctx.scans if (r := rank_from_path(s.source.name)) is not None}
+    records = [r for s in ctx.scans for r in s.summaries]
+    if per_rank_files:
+        no_file = sorted(expected - per_rank_files)
+        if no_file:
+            return no_file, "missing"
+    own_exit = sorted({r.rank for r in records if r.exitcode not in (None, -15, 0)} - reporting)
+    if own_exit:
+        return own_exit, "exited"
+    silent = sorted(expected - reporting)
     steps = {r: p.step for r, p in progress.items() if r is not None and p.step is not None}
-    if len(suspects) > 1 and steps:
-        lowest = min(steps.get(r, 1 << 60) for r in suspects)
-        narrowed = [r for r in suspects if steps.get(r, 1 << 60) == lowest]
+    if len(silent) > 1 and steps:
+        lowest = min(steps.get(r, 1 << 60) for r in silent)
+        narrowed = [r for r in silent if steps.get(r, 1 << 60) == lowest]
         if len(narrowed) == 1:
-            suspects = narrowed
+            silent = narrowed
+    return silent, "silent"
+
+
+def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
+                  progress: dict[int | None, RankProgress]) -> Diagnosis:
+    suspects, kind = _suspects(ctx, events, progress)
+    cascades = [e for e in events if e.role == "cascade"]
     lead = cascades or events
     counts: dict[str, int] = {}
     for e in lead:
         counts[e.cause] = counts.get(e.cause, 0) + 1
     cause_id = max(counts, key=lambda c: (counts[c], -min(e.order for e in lead if e.cause == c)))
     first = _first([e for e in lead if e.cause == cause_id])
-
-    per_rank_files = {r for s in ctx.scans if (r := rank_from_path(s.source.name)) is not None}
     missing: list[MissingFact] = []
+    verdict: Verdict = "failure"
+    rank: int | None = None
     if len(suspects) == 1:
-        s = suspects[0]
-        # With one file per rank, a rank without a file is missing; in a combined log it was silent.
-        silent = s in per_rank_files if per_rank_files else True
-        if silent:
-            why = (f"every failing rank shows only collateral errors ({cause_id}); rank {s} printed none: "
-                   f"it stopped first (hung or died silently)")
-            missing.append(MissingFact(f"where rank {s} is blocked or why it died",
-                                       f"py-spy dump --pid <pid of rank {s}>  (or its stderr and dmesg on its host)"))
-        else:
-            why = (f"every rank in these logs shows only collateral errors ({cause_id}); rank {s} is missing "
+        rank = suspects[0]
+        if kind == "missing":
+            why = (f"every rank in these logs shows only collateral errors ({cause_id}); rank {rank} is missing "
                    f"from the inputs: its log holds the initiating failure")
-            where = f"torchrun --log-dir DIR: DIR/*/attempt_*/{s}/"
-            missing.append(MissingFact(f"the log of rank {s}", f"collect rank {s}'s stdout/stderr ({where})"))
-        rank: int | None = s
+            where = f"torchrun --log-dir DIR: DIR/*/attempt_*/{rank}/"
+            missing.append(MissingFact(f"the log of rank {rank}", f"collect rank {rank}'s stdout/stderr ({where})"))
+        elif kind == "exited":
+            why = (f"every rank shows only collateral errors ({cause_id}), but the launcher saw rank {rank} exit "
+                   f"on its own first; its own error output is not in these inputs")
+            missing.append(MissingFact(f"the stderr of rank {rank}",
+                                       f"collect rank {rank}'s stderr (torchrun --log-dir, or --tee 3)"))
+        else:
+            # Present but silent while everyone else timed out waiting for it: it hung.
+            cause_id, verdict = HANG, "hang"
+            why = (f"every other rank failed waiting for rank {rank} ({first.cause}); rank {rank} printed no "
+                   f"error and stopped making progress: it hung (or died without a word)")
+            missing.append(MissingFact(f"where rank {rank} is blocked",
+                                       f"py-spy dump --pid <pid of rank {rank}>  (while it hangs)"))
     else:
-        rank = None
         who = f"ranks {', '.join(map(str, suspects))}" if suspects else "a rank or host not in these inputs"
         why = f"every rank shows only collateral errors ({cause_id}); the initiating failure is on {who}"
         missing.append(MissingFact("the logs of every rank and host of the job",
                                    "collect all ranks' stdout/stderr (torchrun --log-dir) and `dmesg -T` on each host"))
-    missing.extend(_missing(ctx, cause_id))
+    missing.extend(m for m in _missing(ctx, cause_id) if m not in missing)
     conf = confidence.cascade_only(len(suspects))
     ev = _evidence(first.evidence)
     if rank is not None and rank in progress:
@@ -387,8 +413,8 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
         ev = (*ev, Evidence(p.path, p.line, p.rank, f"last progress of rank {rank}: {p.text}"))
     primary = _finding(ctx, cause_id, confidence_=conf, rank=rank, host=None, time=first.time,
                        evidence=ev, missing=tuple(missing), why=why)
-    coll = _collateral(sorted(events, key=lambda e: (e.path, e.line)), cause_id)
-    return replace(base, verdict="failure", primary=primary, collateral=coll)
+    coll = _collateral(sorted(events, key=lambda e: (e.path, e.line)), cause_id, exclude_rank=rank)
+    return replace(base, verdict=verdict, primary=primary, collateral=coll)
 
 
 def _hang_or_healthy(ctx: Context, base: Diagnosis, progress: dict[int | None, RankProgress]) -> Diagnosis:

@@ -14,6 +14,11 @@ _PID = re.compile(r"\(pid(?:\(s\))? (\d+)|[Kk]illed process (\d+)|\bpid[=: ]+(\d
 # The DataLoader re-raises a worker's exception wrapped in "Caught X in DataLoader worker";
 # when the original exception inside is itself a known cause, that cause is the finding.
 _CARRIERS = {"dataloader-worker-failure/getitem-exception"}
+# Inside a DataLoader worker, a host-memory failure is the worker running out of memory.
+_IN_WORKER = {
+    "host-oom/cpu-allocation-failure": "dataloader-worker-failure/worker-oom",
+    "host-oom/oom-killer": "dataloader-worker-failure/worker-oom",
+}
 
 
 def pid_of(text: str) -> int | None:
@@ -23,15 +28,18 @@ def pid_of(text: str) -> int | None:
     return int(next(g for g in m.groups() if g))
 
 
-def _event(library: Library, matches: list[Match], tb: Traceback | None, order: int) -> Event:
+def _event(library: Library, matches: list[Match], tb: Traceback | None, order: int,
+           weight_of: dict[str, float] | None = None) -> Event:
+    def _fp(m: Match) -> tuple[float, bool]:
+        entry_cause, _, fp_id = m.fingerprint.partition("#")
+        f = next(f for f in library.cause(entry_cause).fingerprints if f.id == fp_id)
+        return (weight_of or {}).get(m.fingerprint, f.weight), f.ambiguous
+
     def weight(m: Match) -> float:
-        fp_id = m.fingerprint.partition("#")[2]
-        cause = library.cause(m.cause)
-        return next(f.weight for f in cause.fingerprints if f.id == fp_id)
+        return _fp(m)[0]
 
     def ambiguous(m: Match) -> bool:
-        fp_id = m.fingerprint.partition("#")[2]
-        return next(f.ambiguous for f in library.cause(m.cause).fingerprints if f.id == fp_id)
+        return _fp(m)[1]
 
     ranked = sorted(matches, key=lambda m: (-weight(m), m.line.number))
     best = ranked[0]
@@ -45,6 +53,9 @@ def _event(library: Library, matches: list[Match], tb: Traceback | None, order: 
         ]
         if inner:
             best = inner[0]
+            if best.cause in _IN_WORKER and any("in DataLoader worker process" in m.line.text for m in matches):
+                best = Match(best.fingerprint, _IN_WORKER[best.cause], best.line)
+                return _event(library, [best], tb, order, weight_of={best.fingerprint: weight(inner[0])})
     cause = library.cause(best.cause)
     same = [m for m in matches if m.cause == best.cause]
     # Noisy-OR over distinct fingerprints of the chosen cause: two different messages agreeing

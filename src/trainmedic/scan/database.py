@@ -44,7 +44,9 @@ PROGRESS: tuple[Pattern, ...] = (
     Pattern("epoch", r"[Ee]poch[ =:]+\d+", "progress"),
     Pattern("train-done", r"(?:[Tt]raining (?:completed|finished|complete)|'train_runtime'|"
             r"[Ff]inished training|`Trainer\.fit` stopped|max_epochs=\d+. reached|"
-            r"[Tt]raining done|[Ss]aving final)", "done"),
+            r"[Tt]raining done|[Ss]aving final|WorkerState\.SUCCEEDED|worker group successfully finished)", "done"),
+    # A script's own last word: a line that is only "done", "finished", "complete" (after any prefix).
+    Pattern("bare-done", r"(?:^|\]:? ?|\d: )(?:[Dd]one|DONE|[Ff]inished|FINISHED|[Cc]ompleted?)[.!]?[ \t]*\r?$", "done"),
 )
 
 
@@ -62,7 +64,8 @@ class PatternSet:
 
     def compiled(self) -> list[re.Pattern[bytes]]:
         return [
-            re.compile(p.regex.encode(), re.IGNORECASE if p.ignore_case else 0) for p in self.patterns
+            re.compile(p.regex.encode(), re.MULTILINE | (re.IGNORECASE if p.ignore_case else 0))
+            for p in self.patterns
         ]
 
 
@@ -82,7 +85,8 @@ class HyperscanScanner:
         self._hs = hyperscan
         self.db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
         flags = [
-            hyperscan.HS_FLAG_CASELESS if p.ignore_case else 0
+            # MULTILINE: a `$` means end of line in a block, as it does in a per-line search.
+            hyperscan.HS_FLAG_MULTILINE | (hyperscan.HS_FLAG_CASELESS if p.ignore_case else 0)
             for p in patterns.patterns
         ]
         self.db.compile(
