@@ -46,7 +46,8 @@ PROGRESS: tuple[Pattern, ...] = (
             r"[Ff]inished training|`Trainer\.fit` stopped|max_epochs=\d+. reached|"
             r"[Tt]raining done|[Ss]aving final|WorkerState\.SUCCEEDED|worker group successfully finished)", "done"),
     # A script's own last word: a line that is only "done", "finished", "complete" (after any prefix).
-    Pattern("bare-done", r"(?:^|\]:? ?|\d: )(?:[Dd]one|DONE|[Ff]inished|FINISHED|[Cc]ompleted?)[.!]?[ \t]*\r?$", "done"),
+    Pattern("bare-done", r"(?:^|\]:? ?|\d: )(?:[Dd]one|DONE|[Ff]inished|FINISHED|[Cc]ompleted?)[.!]?[ \t]*\r?$",
+            "done"),
 )
 
 
