@@ -1,0 +1,270 @@
+"""The lab: its registry, its committed captures, and (marked `lab`) real reproductions run live.
+
+The corpus tests need no torch: they check that every committed capture is listed in the manifest
+with the registry's ground truth and still shows the real messages its case is about. The live
+tests run a few cases through the runner and check what PyTorch printed and that nothing of the run
+survives it (processes, temporary directory, cgroup).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+from tests.conftest import FIXTURES, run_cli
+from trainmedic.torch.lab import cases as lab_cases
+from trainmedic.torch.lab.cases import Case, Outcome
+
+LAB = FIXTURES / "lab"
+MANIFEST = LAB / "manifest.json"
+HAS_TORCH = importlib.util.find_spec("torch") is not None
+MANIFEST_KEYS = {
+    "case",
+    "files",
+    "expected_id",
+    "expected_rank",
+    "expected_collateral_ranks",
+    "expected_verdict",
+    "injected",
+    "torch_version",
+    "command",
+    "python_version",
+    "captured_at",
+}
+
+
+def _manifest() -> list[dict[str, Any]]:
+    return json.loads(MANIFEST.read_text()) if MANIFEST.exists() else []
+
+
+def _entry_id(entry: dict[str, Any]) -> str:
+    return str(entry["case"])
+
+
+# ---------------------------------------------------------------- registry
+
+
+def test_registry_is_consistent() -> None:
+    names = [c.name for c in lab_cases.CASES]
+    assert len(names) == len(set(names))
+    for case in lab_cases.CASES:
+        assert case.program_path.is_file(), case.name
+        assert case.expect_text, f"{case.name}: say which real message the capture must show"
+        assert case.time_limit <= 90
+        if case.expected_verdict == "healthy":
+            assert case.expected_id is None and not case.expected_collateral_ranks
+        if case.launcher == "torchrun":
+            # rank 0 as the culprit would make "the first rank" a correct guess by accident
+            assert case.expected_rank not in (None, 0), case.name
+            assert case.expected_rank not in case.expected_collateral_ranks
+            assert case.expected_collateral_ranks <= set(range(case.nproc))
+        else:
+            assert case.expected_rank is None and not case.expected_collateral_ranks
+
+
+def test_unknown_case_names_the_known_ones() -> None:
+    with pytest.raises(KeyError, match="shm-exhausted"):
+        lab_cases.get("no-such-case")
+
+
+def _outcome(verdict: str = "failure", id: str | None = None, rank: int | None = None, *coll: int) -> Outcome:
+    return Outcome(verdict, id, rank, frozenset(coll))
+
+
+def test_mismatches_compare_verdict_id_rank_and_collateral() -> None:
+    ddp = lab_cases.get("ddp-worker-crash")
+    good = _outcome("failure", ddp.expected_id, 2, 0, 1, 3)
+    assert lab_cases.mismatches(ddp, good) == []
+    assert lab_cases.mismatches(ddp, replace(good, rank=0)) == ["rank 0 != 2"]
+    assert lab_cases.mismatches(ddp, replace(good, collateral_ranks=frozenset({1, 3})))
+    assert lab_cases.mismatches(ddp, replace(good, id="launcher-teardown/failure-summary"))
+    # no id in the ground truth: any id passes, the rank still counts
+    missing = lab_cases.get("ddp-worker-crash-missing-rank")
+    assert lab_cases.mismatches(missing, _outcome("failure", "whatever", 2, 0, 1, 3)) == []
+    assert lab_cases.mismatches(missing, _outcome("failure", None, None, 0, 1, 3)) == ["rank None != 2"]
+    # single process: a rank on the finding is wrong
+    sigkill = lab_cases.get("worker-sigkill")
+    assert lab_cases.mismatches(sigkill, _outcome("failure", sigkill.expected_id, 0))
+    healthy = lab_cases.get("shm-control")
+    assert lab_cases.mismatches(healthy, _outcome("healthy")) == []
+    assert lab_cases.mismatches(healthy, _outcome("hang")) == ["verdict 'hang' != 'healthy'"]
+
+
+def test_build_command_wraps_shm_cases_in_a_private_namespace(tmp_path: Path) -> None:
+    from trainmedic.torch.lab import runner
+
+    shm = runner.build_command(lab_cases.get("shm-exhausted"), python="py", work=tmp_path)
+    assert shm[:5] == ["unshare", "--mount", "--propagation", "private", "--"]
+    assert "4m" in shm
+    assert shm[-6:] == ["py", str(lab_cases.PROGRAMS_DIR / "shm.py"), "--mode", "collate", "--sample-mb", "8"]
+    ddp = runner.build_command(lab_cases.get("ddp-worker-crash-logdir"), python="py", work=tmp_path)
+    i = ddp.index("py")
+    assert ddp[i : i + 3] == ["py", "-m", "torch.distributed.run"]
+    assert "--nproc_per_node=4" in ddp and ddp[ddp.index("--redirects") :][:2] == ["--redirects", "3"]
+    assert ddp[ddp.index("--log-dir") + 1] == str(tmp_path / "logdir")
+
+
+def test_without_root_cases_that_need_it_are_skipped_with_the_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    from trainmedic.torch.lab import runner
+
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    for probe in ("private_shm_problem", "_memory_cgroup_root"):
+        monkeypatch.setattr(runner, probe, getattr(runner, probe).__wrapped__)  # past the cache
+    assert "needs root" in (runner.skip_reason(lab_cases.get("shm-exhausted")) or "")
+    assert "needs root" in (runner.skip_reason(lab_cases.get("worker-oom")) or "")
+    plain = lab_cases.get("worker-sigkill")
+    assert runner.skip_reason(plain) in (None, "torch is not installed (pip install 'trainmedic[torch]')")
+    # without a private /dev/shm the plain cases run as they are
+    assert runner.build_command(plain, python="py", work=Path("/w"))[0] == "py"
+
+
+# ---------------------------------------------------------------- committed corpus (no torch needed)
+
+
+@pytest.mark.skipif(not MANIFEST.exists(), reason="no lab captures yet (make lab)")
+def test_manifest_matches_registry_and_files() -> None:
+    entries = _manifest()
+    assert entries, "empty manifest"
+    listed: set[Path] = set()
+    for entry in entries:
+        assert entry.keys() >= MANIFEST_KEYS, f"{entry.get('case')}: missing {MANIFEST_KEYS - entry.keys()}"
+        case = lab_cases.get(entry["case"])
+        truth = case.ground_truth()
+        assert {k: entry[k] for k in truth} == truth, f"{case.name}: rerun scripts/capture_lab.py --manifest-only"
+        assert entry["torch_version"].startswith("2.13.0")
+        assert entry["files"] and entry["files"][0] == f"{case.name}/{lab_cases.CONSOLE_LOG}"
+        for name in entry["files"]:
+            assert name.startswith(f"{case.name}/")
+            assert (LAB / name).is_file(), name
+            listed.add(LAB / name)
+    on_disk = {p for p in LAB.rglob("*") if p.is_file() and p != MANIFEST}
+    assert on_disk == listed, f"files not in the manifest: {sorted(map(str, on_disk - listed))}"
+
+
+@pytest.mark.skipif(not MANIFEST.exists(), reason="no lab captures yet (make lab)")
+@pytest.mark.parametrize("entry", _manifest(), ids=_entry_id)
+def test_capture_shows_its_real_messages(entry: dict[str, Any]) -> None:
+    case = lab_cases.get(entry["case"])
+    paths = [LAB / f for f in entry["files"]]
+    assert lab_cases.capture_problems(case, paths) == []
+    if case.drop_rank_logs is not None:
+        assert not any(f"/attempt_0/{case.drop_rank_logs}/" in f for f in entry["files"])
+
+
+def test_cli_lab_list_json() -> None:
+    res = run_cli("lab", "list", "--json")
+    assert res.code == 0, res.err
+    listed = res.json()
+    assert [c["case"] for c in listed] == [c.name for c in lab_cases.CASES]
+    for item in listed:
+        assert item["runs_here"] is (item["skip_reason"] is None)
+
+
+def test_cli_lab_usage_errors() -> None:
+    assert run_cli("lab").code == 2
+    res = run_cli("lab", "run", "no-such-case")
+    assert res.code == 2 and "known:" in res.err and "Traceback" not in res.err
+
+
+# ---------------------------------------------------------------- live reproductions
+
+
+F = TypeVar("F", bound=Callable[..., None])
+
+
+def live(timeout: int) -> Callable[[F], F]:
+    """Marks of a test that runs real PyTorch programs: `lab`, `slow`, a timeout, and torch needed."""
+
+    def mark(test: F) -> F:
+        marks = (
+            pytest.mark.lab,
+            pytest.mark.slow,
+            pytest.mark.timeout(timeout),
+            pytest.mark.skipif(not HAS_TORCH, reason="needs torch (pip install 'trainmedic[torch]')"),
+        )
+        for m in marks:
+            test = m(test)
+        return test
+
+    return mark
+
+
+def _run(case: Case, tmp_path: Path) -> Any:
+    from trainmedic.torch.lab import runner
+
+    result = runner.run_case(case, tmp_path / case.name)
+    if result.skipped:
+        pytest.skip(result.skipped)
+    assert runner.marked_pids(result.token) == [], "a process of the run survived it"
+    assert not Path(result.work).exists(), "the run's temporary directory survived it"
+    return result
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("worker-sigkill", "is killed by signal: Killed."),
+        ("worker-segfault", "Unexpected segmentation fault encountered in worker."),
+        ("getitem-exception", "KeyError: Caught KeyError in DataLoader worker process"),
+        ("fd-exhaustion", "Too many open files. Communication with the workers is no longer possible."),
+        ("shm-exhausted", "No space left on device (28)"),
+        ("shm-bus-error", "is killed by signal: Bus error."),
+        ("ddp-worker-crash-missing-rank", "Root Cause (first observed failure):"),
+    ],
+)
+@live(timeout=180)
+def test_live_case_prints_the_real_message(name: str, message: str, tmp_path: Path) -> None:
+    case = lab_cases.get(name)
+    result = _run(case, tmp_path)
+    assert not result.timed_out
+    assert result.returncode != 0
+    assert message.encode() in b"".join(p.read_bytes() for p in result.paths)
+    assert lab_cases.capture_problems(case, result.paths) == []
+    if case.drop_rank_logs is not None:
+        ranks = {Path(f).parts[-2] for f in result.files if f.startswith(lab_cases.RANK_LOG_DIR)}
+        assert ranks == {"0", "1", "3"}
+
+
+@live(timeout=120)
+def test_live_stall_is_stopped_and_the_log_just_stops(tmp_path: Path) -> None:
+    case = lab_cases.get("worker-hang-silent")
+    result = _run(case, tmp_path)
+    assert result.stopped and not result.timed_out
+    text = result.paths[0].read_text()
+    assert text.rstrip().endswith("epoch 1 with num_workers=2 timeout=0")
+
+
+@live(timeout=120)
+def test_live_time_limit_kills_everything(tmp_path: Path) -> None:
+    """A reproduction that misbehaves (hangs past its limit) is killed with all its workers."""
+    stuck = replace(lab_cases.get("worker-hang-silent"), name="stuck", stop_after=None, time_limit=6.0)
+    result = _run(stuck, tmp_path)
+    assert result.timed_out and not result.stopped
+
+
+@live(timeout=180)
+def test_live_memory_cgroup_case_leaves_no_cgroup(tmp_path: Path) -> None:
+    case = lab_cases.get("worker-oom")
+    result = _run(case, tmp_path)
+    kernel = (result.directory / lab_cases.KERNEL_LOG).read_text()
+    assert "(pt_data_worker)" in kernel
+    cgroups = list(Path("/sys/fs/cgroup").rglob(f"trainmedic-lab-{result.token}"))
+    assert cgroups == []
+
+
+@live(timeout=120)
+def test_live_cli_run_keeps_logs_with_out(tmp_path: Path) -> None:
+    res = run_cli("lab", "run", "getitem-exception-w0", "--no-diagnose", "--out", str(tmp_path), "--json")
+    assert res.code == 0, res.out + res.err
+    report = res.json()
+    assert report["summary"]["captured"] == 1
+    (case,) = report["cases"]
+    assert case["status"] == "captured"
+    assert Path(case["files"][0]).read_text().rstrip().endswith("KeyError: 'dgo'")
