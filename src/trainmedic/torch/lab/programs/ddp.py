@@ -15,12 +15,11 @@ import signal
 import time
 from datetime import timedelta
 
+import torch
 import torch.distributed as dist
 from torch.distributed.elastic.multiprocessing.errors import record
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, Dataset
-
-import torch
 
 
 class Regression(Dataset[tuple[torch.Tensor, torch.Tensor]]):

@@ -10,10 +10,9 @@ from __future__ import annotations
 import argparse
 import resource
 
+import torch
 import torch.multiprocessing as mp
 from torch.utils.data import DataLoader, Dataset
-
-import torch
 
 
 class ManySmall(Dataset[list[torch.Tensor]]):

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import argparse
 
-from torch.utils.data import DataLoader, Dataset
-
 import torch
+from torch.utils.data import DataLoader, Dataset
 
 LABELS = {"cat": 0, "dog": 1, "bird": 2}
 

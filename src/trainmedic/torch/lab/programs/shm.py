@@ -12,9 +12,8 @@ import argparse
 import os
 from pathlib import Path
 
-from torch.utils.data import DataLoader, Dataset
-
 import torch
+from torch.utils.data import DataLoader, Dataset
 
 
 class LargeSamples(Dataset[torch.Tensor]):

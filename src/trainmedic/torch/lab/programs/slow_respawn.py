@@ -9,9 +9,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from torch.utils.data import DataLoader, Dataset
-
 import torch
+from torch.utils.data import DataLoader, Dataset
 
 
 class SlowSetup(Dataset[torch.Tensor]):

@@ -12,9 +12,8 @@ import argparse
 import threading
 import time
 
-from torch.utils.data import DataLoader, Dataset
-
 import torch
+from torch.utils.data import DataLoader, Dataset
 
 STATS_LOCK = threading.Lock()
 

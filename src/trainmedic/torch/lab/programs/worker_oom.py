@@ -13,9 +13,8 @@ import resource
 import time
 from pathlib import Path
 
-from torch.utils.data import DataLoader, Dataset
-
 import torch
+from torch.utils.data import DataLoader, Dataset
 
 
 def _vm_size() -> int:

@@ -12,9 +12,8 @@ import os
 import signal
 import time
 
-from torch.utils.data import DataLoader, Dataset
-
 import torch
+from torch.utils.data import DataLoader, Dataset
 
 
 class Crashing(Dataset[torch.Tensor]):
