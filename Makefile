@@ -14,11 +14,13 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[all,test]'
 	touch $@
 
-# Debian packages the tests use: ripgrep (the benchmark's peer). Installed only when missing.
+# Debian packages the tests use, each installed only when missing: ripgrep (the benchmark's peer),
+# chromium (site and web tests in a real browser).
 $(SYSTEM_STAMP): | $(STAMP)
 	@command -v rg >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ripgrep; \
 	  else echo "ripgrep missing: run 'sudo apt-get install ripgrep'"; exit 1; fi; }
+	bash scripts/install-chromium.sh
 	touch $@
 
 system: $(SYSTEM_STAMP)
