@@ -26,7 +26,7 @@ $(SYSTEM_STAMP): | $(STAMP)
 system: $(SYSTEM_STAMP)
 
 demo: $(STAMP)
-	$(BIN)/trainmedic diagnose examples/ddp-shm-bus-error/ ; test $$? -le 1
+	$(BIN)/trainmedic diagnose examples/ddp-worker-killed/ ; test $$? -le 1
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks scripts

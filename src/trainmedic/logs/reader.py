@@ -251,7 +251,8 @@ class Reader:
                 rec = self._summary_record(buf, at, raw, path, lineno, file_host)
                 if rec is not None:
                     result.summaries.append(rec)
-                    summary_spans.append((lineno - 4, lineno + 6, rec))
+                    # The record's own lines: "[i]:", time, host above; exitcode, error_file, traceback below.
+                    summary_spans.append((lineno - 3, lineno + 3, rec))
                 continue
             if pattern.kind == "world":
                 m = _WORLD.search(_decode(raw))

@@ -214,6 +214,10 @@ def reason(ctx: Context) -> Diagnosis:
                      progress=tuple(p for _, p in sorted(progress.items(), key=lambda kv: (kv[0] is None, kv[0] or 0))),
                      facts=ctx.facts, notes=_notes(ctx))
 
+    if records:
+        # The launcher's summary maps process ids to ranks: "Sending process N closing signal" is rank r's.
+        by_pid = {r.pid: r.rank for r in records if r.pid is not None}
+        events = [replace(e, rank=by_pid[e.pid]) if e.rank is None and e.pid in by_pid else e for e in events]
     initiating = [e for e in events if e.role == "initiating"]
     initiating = [
         replace(e, rank=_rank_from_summary(e, records)) if e.rank is None and records else e for e in initiating
@@ -309,9 +313,11 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
     why_parts.extend(adj.notes)
     if first.ambiguous and not is_confirmed:
         why_parts.append("this signal alone cannot say why; see the missing facts")
-    if collateral_events:
-        ranks = sorted({e.rank for e in collateral_events if e.rank is not None})
-        why_parts.append(f"it explains {len(collateral_events)} collateral failure(s)"
+    coll = _collateral(sorted(also_collateral + collateral_events, key=lambda e: (e.path, e.line)), first.cause,
+                       exclude_rank=first.rank)
+    if coll:
+        ranks = sorted({c.rank for c in coll if c.rank is not None})
+        why_parts.append(f"it explains {len(coll)} collateral failure(s)"
                          + (f" on rank(s) {', '.join(map(str, ranks))}" if ranks else ""))
     missing = _missing(ctx, first.cause) if (first.ambiguous and not is_confirmed) or conf < 0.8 else ()
     primary = _finding(ctx, first.cause, confidence_=conf, rank=first.rank, host=first.host, time=first.time,
@@ -335,8 +341,6 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
         alts.append(Alternative(e.cause, confidence.alternative(0.3, conf),
                                 f"kernel OOM kill at {e.path}:{e.line} of a process these logs do not name"))
     alts.sort(key=lambda a: -a.confidence)
-    coll = _collateral(sorted(also_collateral + collateral_events, key=lambda e: (e.path, e.line)), first.cause,
-                       exclude_rank=first.rank)
     verdict: Verdict = "hang" if first.cause == HANG else "failure"
     return replace(base, verdict=verdict, primary=primary, alternatives=tuple(alts), collateral=coll,
                    facts=machine.merge(ctx.facts, adj.used))

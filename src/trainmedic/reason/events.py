@@ -10,7 +10,9 @@ from trainmedic.catalog import Library
 from trainmedic.logs.reader import InputScan
 from trainmedic.model import Event, Line, Match, Traceback
 
-_PID = re.compile(r"\(pid(?:\(s\))? (\d+)|[Kk]illed process (\d+)|\bpid[=: ]+(\d+)|by PID (\d+)")
+_PID = re.compile(
+    r"\(pid(?:\(s\))?:? (\d+)|[Kk]illed process (\d+)|\bpid[=: ]+(\d+)|by PID (\d+)|[Ss]ending process (\d+)"
+)
 # The DataLoader re-raises a worker's exception wrapped in "Caught X in DataLoader worker";
 # when the original exception inside is itself a known cause, that cause is the finding.
 _CARRIERS = {"dataloader-worker-failure/getitem-exception"}

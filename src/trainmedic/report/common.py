@@ -20,11 +20,11 @@ def when(t: float | None) -> str:
 
 
 def rank_label(rank: int | None) -> str:
-    return f"rank {rank}" if rank is not None else "rank unknown"
+    return f"rank {rank}" if rank is not None else "no rank"
 
 
 def collateral_by_rank(d: Diagnosis) -> list[tuple[str, list[str]]]:
     groups: dict[str, list[str]] = {}
     for c in d.collateral:
         groups.setdefault(rank_label(c.rank), []).append(f"{c.id} ({c.path}:{c.line})")
-    return sorted(groups.items(), key=lambda kv: (kv[0] == "rank unknown", len(kv[0]), kv[0]))
+    return sorted(groups.items(), key=lambda kv: (kv[0] == "no rank", len(kv[0]), kv[0]))

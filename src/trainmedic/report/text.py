@@ -6,8 +6,6 @@ from typing import TextIO
 
 from rich.console import Console
 from rich.markup import escape
-from rich.panel import Panel
-from rich.table import Table
 
 from trainmedic.model import Diagnosis
 from trainmedic.report.common import HEADLINES, collateral_by_rank, rank_label, when
@@ -21,18 +19,16 @@ def render(d: Diagnosis, out: TextIO, color: bool = False) -> None:
     p = d.primary
     head = f"[{_STYLE[d.verdict]}]{HEADLINES[d.verdict]}[/]"
     if p is None:
-        con.print(Panel(f"{head}\nNo initiating failure, collateral failure or stall was found.",
-                        title="trainmedic", expand=False))
+        con.print(f"{head}: no initiating failure, collateral failure or stall was found.")
     else:
         where = [rank_label(p.rank)]
         if p.host:
             where.append(f"host {escape(p.host)}")
         if p.time is not None:
             where.append(when(p.time))
-        body = (f"{head}: [bold]{escape(p.title)}[/]\n"
-                f"id [cyan]{p.id}[/]   confidence [bold]{p.confidence:.0%}[/]   {', '.join(where)}\n"
-                f"{escape(p.why)}")
-        con.print(Panel(body, title="trainmedic", expand=False))
+        con.print(f"{head}: [bold]{escape(p.title)}[/]")
+        con.print(f"  id [cyan]{p.id}[/]   confidence [bold]{p.confidence:.0%}[/]   {', '.join(where)}")
+        con.print(f"  {escape(p.why)}")
         if p.evidence:
             con.print("[bold]Evidence[/]")
             for e in p.evidence:
@@ -59,13 +55,10 @@ def render(d: Diagnosis, out: TextIO, color: bool = False) -> None:
         for a in d.alternatives:
             con.print(f"  - [cyan]{a.id}[/] {a.confidence:.0%}: {escape(a.why)}")
     if d.collateral:
-        table = Table(title="Collateral (explained by the primary failure)", show_lines=False, title_justify="left")
-        table.add_column("rank")
-        table.add_column("failure")
+        con.print("[bold]Collateral[/] (explained by the primary failure)")
         for rank, items in collateral_by_rank(d):
             shown = ", ".join(items[:4]) + (f" (+{len(items) - 4} more)" if len(items) > 4 else "")
-            table.add_row(rank, escape(shown))
-        con.print(table)
+            con.print(f"  [magenta]{rank}[/]: {escape(shown)}")
     if d.verdict == "hang" and d.progress:
         con.print("[bold]Last progress per rank[/]")
         for pr in d.progress:
