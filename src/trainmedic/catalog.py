@@ -6,6 +6,7 @@ The engine never sees raw dicts; a bad file is refused here with a message that 
 from __future__ import annotations
 
 import functools
+import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -306,11 +307,12 @@ def _check_links(entries: list[Entry]) -> None:
 
 
 def load_library(directory: Path | None = None) -> Library:
-    """Load every `<category>/<entry>.yaml` under `directory` (the bundled library by default)."""
-    root = directory or LIBRARY_DIR
+    """Load every `<category>/<entry>.yaml` under `directory`; by default the folder named by
+    TRAINMEDIC_LIBRARY (a team's own library), else the bundled one."""
     if directory is None:
-        return _bundled()
-    return _load(root)
+        override = os.environ.get("TRAINMEDIC_LIBRARY")
+        return _cached(Path(override)) if override else _bundled()
+    return _load(directory)
 
 
 def _load(root: Path) -> Library:
@@ -325,3 +327,8 @@ def _load(root: Path) -> Library:
 @functools.cache
 def _bundled() -> Library:
     return _load(LIBRARY_DIR)
+
+
+@functools.cache
+def _cached(root: Path) -> Library:
+    return _load(root)

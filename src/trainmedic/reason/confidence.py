@@ -14,8 +14,10 @@ AMBIGUOUS_FACTOR = 0.75
 CONFIRMED_FLOOR = 0.9
 UNORDERED_PENALTY = 0.5  # share taken by a competitor whose order relative to the primary is unknown
 ORDERED_PENALTY = 0.1  # share taken by a competitor that clearly came later
-CASCADE_ONLY = {1: 0.6, 2: 0.45}  # suspects -> confidence when only collateral failures were seen
-CASCADE_NO_SUSPECT = 0.3
+# Only collateral failures seen: the primary id is then a symptom, almost never the root cause, so its
+# probability of being the answer is low, whatever we know about *where* the cause is.
+CASCADE_ONLY = {1: 0.15, 2: 0.1}
+CASCADE_NO_SUSPECT = 0.05
 HANG_WITH_LAGGARD = 0.75
 HANG_PLAIN = 0.55
 
@@ -39,7 +41,7 @@ def primary(strength: float, *, ambiguous: bool, confirmed: bool,
 
 
 def cascade_only(suspects: int) -> float:
-    return clamp(CASCADE_ONLY.get(suspects, CASCADE_NO_SUSPECT if suspects == 0 else 0.35))
+    return clamp(CASCADE_ONLY.get(suspects, CASCADE_NO_SUSPECT))
 
 
 def hang(laggard: bool) -> float:

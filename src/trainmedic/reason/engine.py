@@ -41,6 +41,7 @@ KILLS = {
 HANG = "training-hang/stalled-progress"
 _WORKER_NAME = re.compile(r"\(pt_data_worker\)|task=pt_data_worker")
 _SAME_TIME = 1.0  # seconds within which two clocks cannot order events
+_OOM_REPORT_LINES = 200  # a kernel OOM report (header, call trace, memory dump, verdict) spans this many lines
 # A missing fact is no longer missing when a probe already gave facts on its topic.
 _FACT_TOPICS = (("dmesg", "kernel"), ("ulimit", "nofile"), ("shm", "shm"), ("cgroup", "memory"))
 
@@ -112,6 +113,11 @@ def _link_kills(ctx: Context, events: list[Event]) -> tuple[list[Event], set[int
         upgraded = with_cause(ctx.library, e, target, rec.evidence)
         confirmed.add(upgraded.order)
         out.append(upgraded)
+    # One OOM kill is reported over many kernel lines ("invoked oom-killer", "oom-kill:...", "Killed
+    # process ..."): the lines around a record that confirmed a kill belong to that same report.
+    anchors = [(r.path, r.line) for r in records if r.order in used]
+    used |= {r.order for r in records
+             if any(r.path == path and abs(r.line - line) <= _OOM_REPORT_LINES for path, line in anchors)}
     return [e for e in out if e.order not in used], confirmed
 
 
@@ -225,7 +231,7 @@ def reason(ctx: Context) -> Diagnosis:
     initiating = _adopt_ranks(initiating)
     collateral_events = [e for e in events if e.role in ("cascade", "teardown")]
     context: list[Event] = []
-    if any(e.cause not in OOM_RECORDS for e in initiating):
+    if any(e.cause not in OOM_RECORDS or e.order in confirmed for e in initiating):
         # A kernel OOM kill of a process these logs never mention is context, not the cause of
         # this run's failure: it may be another job on the host.
         context = [e for e in initiating if e.cause in OOM_RECORDS and e.order not in confirmed and e.rank is None]
@@ -359,7 +365,9 @@ def _suspects(ctx: Context, events: list[Event], progress: dict[int | None, Rank
         no_file = sorted(expected - per_rank_files)
         if no_file:
             return no_file, "missing"
-    own_exit = sorted({r.rank for r in records if r.exitcode not in (None, -15, 0)} - reporting)
+    # A rank that exited on its own (not by the launcher's SIGTERM) and printed no timeout of its own.
+    timed_out = {e.rank for e in cascades if e.rank is not None}
+    own_exit = sorted({r.rank for r in records if r.exitcode not in (None, -15, 0)} - timed_out)
     if own_exit:
         return own_exit, "exited"
     silent = sorted(expected - reporting)
@@ -410,7 +418,7 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
         missing.append(MissingFact("the logs of every rank and host of the job",
                                    "collect all ranks' stdout/stderr (torchrun --log-dir) and `dmesg -T` on each host"))
     missing.extend(m for m in _missing(ctx, cause_id) if m not in missing)
-    conf = confidence.cascade_only(len(suspects))
+    conf = confidence.hang(True) if cause_id == HANG else confidence.cascade_only(len(suspects))
     ev = _evidence(first.evidence)
     if rank is not None and rank in progress:
         p = progress[rank]

@@ -1,0 +1,59 @@
+"""Confidence is a probability: on the lab corpus (logs real PyTorch printed, with what was really injected),
+how often the primary names the injected cause must match how sure it said it was. See docs/confidence.md."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from trainmedic.api import diagnose
+
+LAB = Path(__file__).resolve().parents[1] / "fixtures" / "lab"
+BINS = ((0.0, 0.3), (0.3, 0.7), (0.7, 0.9), (0.9, 1.01))
+ECE_LIMIT = 0.15
+
+
+def corpus() -> list[tuple[str, float, bool]]:
+    """(case, confidence, correct) for every capture with an injected failure, and for multi-file
+    captures also the first file alone (a user who only kept the console log)."""
+    rows = []
+    for case in json.loads((LAB / "manifest.json").read_text()):
+        if case["injected"] is None or case["expected_verdict"] == "healthy":
+            continue
+        variants = [case["files"]] + ([case["files"][:1]] if len(case["files"]) > 1 else [])
+        for files in variants:
+            d = diagnose([LAB / f for f in files])
+            truth = case["injected"]
+            if d.primary is None:
+                rows.append((case["case"], 0.0, False))
+                continue
+            # A silent worker hang is named as the stall it is; the library calls that training-hang.
+            correct = d.primary.id == truth or (truth.endswith("/worker-hang") and d.primary.id.startswith("training-hang/"))
+            rows.append((case["case"], d.primary.confidence, correct))
+    return rows
+
+
+def reliability(rows: list[tuple[str, float, bool]]) -> tuple[float, list[dict[str, Any]]]:
+    table, ece = [], 0.0
+    for lo, hi in BINS:
+        inside = [(c, ok) for _, c, ok in rows if lo <= c < hi]
+        if not inside:
+            continue
+        mean_conf = sum(c for c, _ in inside) / len(inside)
+        accuracy = sum(ok for _, ok in inside) / len(inside)
+        ece += len(inside) / len(rows) * abs(mean_conf - accuracy)
+        table.append({"bin": f"[{lo:.1f}, {min(hi, 1.0):.1f})", "n": len(inside),
+                      "confidence": round(mean_conf, 2), "accuracy": round(accuracy, 2)})
+    return ece, table
+
+
+def test_confidence_is_calibrated_on_the_lab_corpus() -> None:
+    rows = corpus()
+    assert len(rows) >= 20
+    ece, table = reliability(rows)
+    print("\nreliability:", json.dumps(table), f"ECE={ece:.3f}")  # quoted in docs/confidence.md
+    assert ece <= ECE_LIMIT, table
+    # Sure answers are right; unsure answers say so.
+    assert all(ok for _, c, ok in rows if c >= 0.9)
+    assert all(c < 0.7 for _, c, ok in rows if not ok)
