@@ -24,7 +24,10 @@ def get_reader(library: Library, backend: str | None = None) -> Reader:
     """Compiling the pattern database is the expensive part; do it once per library and backend."""
     key = (id(library), backend or os.environ.get("TRAINMEDIC_SCANNER"))
     if key not in _READERS:
-        _READERS[key] = Reader([*library_patterns(library), *STRUCTURE], backend)
+        reader = Reader([*library_patterns(library), *STRUCTURE], backend)
+        # Worker processes of a parallel scan load the same library folder.
+        reader.library_root = Path(library.entries[0].source).parent.parent if library.entries else None
+        _READERS[key] = reader
     return _READERS[key]
 
 

@@ -12,6 +12,7 @@ import re
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import BinaryIO
 
 from trainmedic.logs.attribution import host_from_path, parse_time, rank_from_path, split_prefix
@@ -22,16 +23,17 @@ from trainmedic.model import InputSummary, Line, Match, RankProgress, Traceback
 from trainmedic.scan.database import PROGRESS, Pattern, Scanner, build_scanner
 
 LOOKAHEAD = 1 << 20  # how far into the next block a traceback or summary may run
-TAIL = 2 << 20  # bytes at the end of each input read line by line for progress
+TAIL = 256 << 10  # bytes at the end of each input read line by line for progress
 MAX_HITS_PER_PATTERN = 400  # a failure repeated a million times needs only its first and last lines
-HEAD_SAMPLE = 16 * 1024  # bytes at the start of each sampling region whose line prefixes reveal ranks
+HEAD_SAMPLE = 4 * 1024  # bytes at the start of each sampling region whose line prefixes reveal ranks
 SAMPLE_EVERY = 1 << 20  # sampling regions, fixed in file offsets
 BEHIND = 64 * 1024  # how far back a summary record may look for its host and time
+PARALLEL_MIN_BYTES = 64 << 20  # plain files this large are scanned in ranges, one process per core
 
 _STEP = re.compile(r"(?:global_step|[Ss]tep|[Ii]ter(?:ation)?)[ =:]+(\d+)")
 _TQDM = re.compile(r"(\d+)/(\d+) \[")
 _EPOCH = re.compile(r"[Ee]poch[ =:]+(\d+)")
-_WORLD = re.compile(r"(?:world_size|WORLD_SIZE|nranks|num_processes)[=: ]+(\d+)")
+_WORLD = re.compile(r"(?:world_size|WORLD_SIZE|num_processes)[=: ]+(\d+)")
 _KV = re.compile(r"(\w+) *: (.*)")
 
 
@@ -126,12 +128,17 @@ def _lines_before(buf: bytes, pos: int, limit: int) -> list[bytes]:
 class Reader:
     """Holds the compiled databases; scans any number of inputs."""
 
-    def __init__(self, patterns: list[Pattern], backend: str | None = None, block_size: int = BLOCK) -> None:
+    def __init__(self, patterns: list[Pattern], backend: str | None = None, block_size: int = BLOCK,
+                 parallel: bool = True) -> None:
         self.patterns = patterns
         self.block_size = block_size
+        self.backend = backend
+        self.parallel = parallel
+        self.library_root: Path | None = None
+        self.parallel_min_bytes = PARALLEL_MIN_BYTES
         self.scanner: Scanner = build_scanner(patterns, backend)
         self.compiled = [re.compile(p.regex.encode(), re.I if p.ignore_case else 0) for p in patterns]
-        # The tail is at most TAIL bytes: plain `re` over it, per line (MULTILINE anchors a bare "done").
+        self.progress_scanner: Scanner = build_scanner(PROGRESS, backend)
         self.progress_compiled = [re.compile(p.regex.encode(), re.MULTILINE) for p in PROGRESS]
 
     # ------------------------------------------------------------ one input
@@ -143,6 +150,12 @@ class Reader:
         file_host = host_from_path(source.name)
         if file_rank is not None:
             result.ranks.add(file_rank)
+        if self.parallel and source.path is not None and (source.size or 0) >= self.parallel_min_bytes:
+            from trainmedic.logs.parallel import scan_parallel
+
+            scanned = scan_parallel(self, source, on_bytes)
+            if scanned is not None:
+                return scanned
         stream = source.open(stdin)
         try:
             self._scan_stream(stream, result, file_rank, file_host, on_bytes)
@@ -323,7 +336,7 @@ class Reader:
             if rank is not None:
                 result.ranks.add(rank)
             result.last_line_rank[rank] = lineno
-        cands = [(m.end(), pid) for pid, rx in enumerate(self.progress_compiled) for m in rx.finditer(tail)]
+        cands = self.progress_scanner.candidates(tail)
         cands.sort()
         cursor, cursor_line = 0, first_line
         seen: set[tuple[int, int]] = set()
@@ -383,6 +396,21 @@ class ScanState:
         self._tail = b""
         self._hits: Counter[int] = Counter()
         self._finished = False
+        self._limit: int | None = None  # scan only this many bytes; what follows is look-ahead
+
+    def start_at(self, offset: int, behind: bytes) -> None:
+        """Scan a range of a file that starts at `offset` (a line start), `behind` being the bytes before it.
+
+        Line numbers then count from the range start; trainmedic.logs.parallel shifts them.
+        """
+        self._offset = offset
+        self._behind = behind[-BEHIND:]
+        self._head = None  # the binary check belongs to the range holding the file's first bytes
+
+    def limit(self) -> None:
+        """Everything fed so far is the range; what is fed next is only look-ahead for tracebacks."""
+        self._release_head()
+        self._limit = self._offset + self._queued + self._splitter.pending
 
     def feed(self, data: bytes) -> None:
         if self._head is not None:
@@ -417,6 +445,8 @@ class ScanState:
         # Keep at least LOOKAHEAD bytes queued after the current block, whatever the block size,
         # so a traceback or summary that runs past a block boundary reads the same.
         while self._queue and (force or (len(self._queue) >= 2 and self._queued - len(self._queue[0]) >= LOOKAHEAD)):
+            if self._limit is not None and self._offset >= self._limit:
+                return  # the rest is look-ahead for the range's last tracebacks
             current = self._queue.popleft()
             self._queued -= len(current)
             window = _Window(self._behind, current, self._queue)
@@ -426,14 +456,15 @@ class ScanState:
             self._offset += len(current)
             self._line_base += current.count(b"\n")
             self._tail = (self._tail + current)[-TAIL:] if len(current) < TAIL else current[-TAIL:]
-            self._behind = (self._behind + current)[-BEHIND:]
+            self._behind = current[-BEHIND:] if len(current) >= BEHIND else (self._behind + current)[-BEHIND:]
 
     def flush(self) -> None:
         """Scan every complete line received so far (a live stream went quiet: nothing more is coming soon)."""
         self._release_head()
         self._step(force=True)
 
-    def finish(self) -> InputScan:
+    def finish(self, tail: bool = True) -> InputScan:
+        """Scan what is left; `tail=False` for a range that does not end the file (no tail, no EOF line)."""
         if self._finished:
             return self.result
         self._release_head()
@@ -443,8 +474,17 @@ class ScanState:
             self._queued += len(last)
         self._step(force=True)
         self._finished = True
-        self._close(self.result)
+        if tail:
+            self._close(self.result)
+        else:
+            self.result.lines = self._line_base
+            self._record_dropped(self.result)
         return self.result
+
+    def _record_dropped(self, result: InputScan) -> None:
+        for key, n in self._hits.items():
+            if n > MAX_HITS_PER_PATTERN:
+                result.dropped[self.reader.patterns[key].key] = n - MAX_HITS_PER_PATTERN
 
     def _close(self, result: InputScan) -> None:
         tail = self._tail
@@ -454,9 +494,7 @@ class ScanState:
             cut = tail.find(b"\n") + 1
             tail, first = tail[cut:], first + 1
         self.reader._scan_tail(tail, first, result, self.file_rank)
-        for key, n in self._hits.items():
-            if n > MAX_HITS_PER_PATTERN:
-                result.dropped[self.reader.patterns[key].key] = n - MAX_HITS_PER_PATTERN
+        self._record_dropped(result)
 
     def snapshot(self) -> InputScan:
         """What a diagnosis of everything scanned so far needs, leaving the running scan untouched."""

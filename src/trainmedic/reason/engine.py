@@ -224,11 +224,12 @@ def reason(ctx: Context) -> Diagnosis:
         # The launcher's summary maps process ids to ranks: "Sending process N closing signal" is rank r's.
         by_pid = {r.pid: r.rank for r in records if r.pid is not None}
         events = [replace(e, rank=by_pid[e.pid]) if e.rank is None and e.pid in by_pid else e for e in events]
-    initiating = [e for e in events if e.role == "initiating"]
+    # Local evidence first (a worker's unprefixed line just before its rank's traceback), then the
+    # launcher's summary for what is still unranked.
+    initiating = _adopt_ranks([e for e in events if e.role == "initiating"])
     initiating = [
         replace(e, rank=_rank_from_summary(e, records)) if e.rank is None and records else e for e in initiating
     ]
-    initiating = _adopt_ranks(initiating)
     collateral_events = [e for e in events if e.role in ("cascade", "teardown")]
     context: list[Event] = []
     if any(e.cause not in OOM_RECORDS or e.order in confirmed for e in initiating):
@@ -326,7 +327,8 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
         why_parts.append(f"it explains {len(coll)} collateral failure(s)"
                          + (f" on rank(s) {', '.join(map(str, ranks))}" if ranks else ""))
     missing = _missing(ctx, first.cause) if (first.ambiguous and not is_confirmed) or conf < 0.8 else ()
-    primary = _finding(ctx, first.cause, confidence_=conf, rank=first.rank, host=first.host, time=first.time,
+    host = first.host or next((r.host for s in ctx.scans for r in s.summaries if r.rank == first.rank and r.host), None)
+    primary = _finding(ctx, first.cause, confidence_=conf, rank=first.rank, host=host, time=first.time,
                        evidence=_evidence(evidence_lines), missing=missing, why="; ".join(why_parts))
     alts: list[Alternative] = []
     cause = ctx.library.cause(first.cause)

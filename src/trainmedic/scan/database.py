@@ -33,7 +33,8 @@ class Pattern:
 STRUCTURE: tuple[Pattern, ...] = (
     Pattern("traceback", r"Traceback \(most recent call last\):", "traceback"),
     Pattern("summary-record", r"rank +: \d+ \(local_rank: \d+\)", "summary"),
-    Pattern("world-size", r"(?:world_size|WORLD_SIZE|nranks|num_processes)[=: ]+\d+", "world"),
+    # Not NCCL's "nranks": its INFO chatter repeats it on every communicator and would flood the matcher.
+    Pattern("world-size", r"(?:world_size|WORLD_SIZE|num_processes)[=: ]+\d+", "world"),
 )
 
 # Signs of progress and of a finished run; scanned only over the tail of each input.
@@ -83,19 +84,30 @@ class HyperscanScanner:
     def __init__(self, patterns: PatternSet) -> None:
         import hyperscan
 
+        from trainmedic import cache
+
         self._hs = hyperscan
-        self.db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        expressions = [p.regex.encode() for p in patterns.patterns]
         flags = [
             # MULTILINE: a `$` means end of line in a block, as it does in a per-line search.
             hyperscan.HS_FLAG_MULTILINE | (hyperscan.HS_FLAG_CASELESS if p.ignore_case else 0)
             for p in patterns.patterns
         ]
-        self.db.compile(
-            expressions=[p.regex.encode() for p in patterns.patterns],
-            ids=list(range(len(patterns.patterns))),
-            elements=len(patterns.patterns),
-            flags=flags,
-        )
+        version = str(getattr(hyperscan, "__version__", "")).encode()
+        key = cache.digest([version, *expressions, repr(flags).encode()])
+        blob = cache.read("hyperscan", key)
+        db = None
+        if blob is not None:
+            try:
+                db = hyperscan.loadb(blob, hyperscan.HS_MODE_BLOCK)
+            except Exception:  # a stale cache entry: compile again
+                db = None
+        if db is None:
+            db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+            db.compile(expressions=expressions, ids=list(range(len(expressions))),
+                       elements=len(expressions), flags=flags)
+            cache.write("hyperscan", key, hyperscan.dumpb(db))
+        self.db = db
         self._scratch = hyperscan.Scratch(self.db)
 
     def candidates(self, block: bytes) -> list[tuple[int, int]]:

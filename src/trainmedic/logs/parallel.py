@@ -1,0 +1,195 @@
+"""Scan one large plain log on every core: the file is cut into ranges at line starts, each range is
+scanned by its own process, and the parts are stitched back into exactly what one sequential scan gives.
+
+Each range reads LOOKAHEAD bytes past its end (a traceback may run on) and BEHIND bytes before its start
+(a launcher summary record looks back for its host), matches are capped per pattern in file order, and
+line numbers are shifted by the lines of the ranges before. Compressed inputs and stdin cannot be cut,
+so they stay sequential.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from trainmedic.logs.attribution import host_from_path, rank_from_path
+from trainmedic.logs.reader import BEHIND, LOOKAHEAD, MAX_HITS_PER_PATTERN, InputScan, Reader, ScanState
+from trainmedic.logs.sources import Source, compression_of
+from trainmedic.model import Line, Match, RankProgress
+
+_READ = 4 << 20
+_WORKER: dict[str, Reader] = {}  # the reader of a worker process, built once by _init
+
+
+def _workers() -> int:
+    env = os.environ.get("TRAINMEDIC_JOBS")
+    if env and env.isdigit():
+        return max(1, int(env))
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _line_starts(path: Path, size: int, parts: int) -> list[int]:
+    """Range boundaries at line starts, roughly equal in size."""
+    cuts = [0]
+    with path.open("rb") as f:
+        for i in range(1, parts):
+            pos = size * i // parts
+            f.seek(pos)
+            while True:  # not readline(): a 200 MB line must not be read into memory
+                chunk = f.read(1 << 16)
+                if not chunk:
+                    pos = size
+                    break
+                nl = chunk.find(b"\n")
+                if nl >= 0:
+                    pos += nl + 1
+                    break
+                pos += len(chunk)
+            if cuts[-1] < pos < size:
+                cuts.append(pos)
+    cuts.append(size)
+    return cuts
+
+
+def _init(library_root: str | None, backend: str | None, block_size: int) -> None:
+    from trainmedic.api import get_reader
+    from trainmedic.catalog import load_library
+
+    lib = load_library(Path(library_root)) if library_root else load_library()
+    reader = get_reader(lib, backend)
+    reader.block_size = block_size
+    _WORKER["reader"] = reader
+
+
+def _scan_range(name: str, path: str, start: int, end: int, last: bool) -> InputScan:
+    return scan_range(_WORKER["reader"], Source(name, Path(path), end - start), start, end, last)
+
+
+def scan_range(reader: Reader, source: Source, start: int, end: int, last: bool) -> InputScan:
+    """Scan bytes [start, end) of a plain file, as part of a whole-file scan."""
+    assert source.path is not None
+    result = InputScan(source)
+    state = ScanState(reader, result, rank_from_path(source.name), host_from_path(source.name))
+    with source.path.open("rb") as f:
+        if start:
+            f.seek(max(0, start - BEHIND))
+            state.start_at(start, f.read(start - max(0, start - BEHIND)))
+        pos = start
+        while pos < end:
+            chunk = f.read(min(_READ, end - pos))
+            if not chunk:
+                break
+            state.feed(chunk)
+            pos += len(chunk)
+        if not last:
+            state.limit()
+            state.feed(f.read(LOOKAHEAD))
+    return state.finish(tail=last)
+
+
+def _shift(scan: InputScan, lines: int) -> InputScan:
+    def line(ln: Line) -> Line:
+        return replace(ln, number=ln.number + lines)
+
+    scan.matches = [Match(m.fingerprint, m.cause, line(m.line)) for m in scan.matches]
+    scan.tracebacks = [replace(t, first_line=t.first_line + lines, last_line=t.last_line + lines)
+                       for t in scan.tracebacks]
+    scan.summaries = [replace(r, line=r.line + lines) for r in scan.summaries]
+    scan.progress = {k: RankProgress(p.rank, p.step, p.path, p.line + lines, p.text) for k, p in scan.progress.items()}
+    scan.last_line_rank = {k: v + lines for k, v in scan.last_line_rank.items()}
+    return scan
+
+
+def merge(source: Source, parts: list[InputScan]) -> InputScan:
+    """Stitch range scans (in file order) into the scan of the whole file."""
+    out = InputScan(source)
+    before = 0
+    kept: Counter[str] = Counter()
+    seen: Counter[str] = Counter()
+    for i, part in enumerate(parts):
+        is_last = i == len(parts) - 1
+        shifted = _shift(part, before)
+        for m in shifted.matches:
+            seen[m.fingerprint] += 1
+            if kept[m.fingerprint] < MAX_HITS_PER_PATTERN:
+                kept[m.fingerprint] += 1
+                out.matches.append(m)
+        out.tracebacks.extend(shifted.tracebacks)
+        out.summaries.extend(shifted.summaries)
+        out.world_sizes |= shifted.world_sizes
+        out.ranks |= shifted.ranks
+        out.bytes += shifted.bytes
+        for key, n in shifted.dropped.items():
+            seen[key] += n
+        if is_last:
+            out.progress, out.tqdm_incomplete, out.done = shifted.progress, shifted.tqdm_incomplete, shifted.done
+            out.last_line_rank = shifted.last_line_rank
+            out.lines = before + shifted.lines
+        before += shifted.lines
+    out.tracebacks = out.tracebacks[:2000]
+    for key, n in seen.items():
+        if n > MAX_HITS_PER_PATTERN:
+            out.dropped[key] = n - MAX_HITS_PER_PATTERN
+    return out
+
+
+def scan_parallel(reader: Reader, source: Source, on_bytes: Callable[[int], None] | None) -> InputScan | None:
+    """None when the input cannot be cut (compressed, too few cores): the caller scans it sequentially."""
+    assert source.path is not None
+    jobs = _workers()
+    if jobs < 2:
+        return None
+    with source.path.open("rb") as f:
+        head = f.read(8)
+    if compression_of(head) is not None:
+        return None
+    size = source.size or source.path.stat().st_size
+    cuts = _line_starts(source.path, size, jobs)
+    if len(cuts) < 3:
+        return None
+    # The first range also does the binary check; scan it here while the others run in their processes.
+    first_state = ScanState(reader, InputScan(source), rank_from_path(source.name), host_from_path(source.name))
+    library_root = _library_root(reader)
+    ctx = mp.get_context("spawn")  # no fork: the caller may run threads (a progress bar, a live watcher)
+    args: list[tuple[Any, ...]] = [(source.name, str(source.path), cuts[i], cuts[i + 1], i == len(cuts) - 2)
+                                   for i in range(1, len(cuts) - 1)]
+    with ProcessPoolExecutor(max_workers=len(args), mp_context=ctx, initializer=_init,
+                             initargs=(library_root, reader.backend, reader.block_size)) as pool:
+        futures = [pool.submit(_scan_range, *a) for a in args]
+        with source.path.open("rb") as f:
+            pos = 0
+            while pos < cuts[1]:
+                chunk = f.read(min(_READ, cuts[1] - pos))
+                if not chunk:
+                    break
+                first_state.feed(chunk)
+                pos += len(chunk)
+                if on_bytes is not None:
+                    on_bytes(len(chunk))
+            first_state.limit()
+            first_state.feed(f.read(LOOKAHEAD))
+        parts = [first_state.finish(tail=False)]
+        for fut, a in zip(futures, args, strict=True):
+            parts.append(fut.result())
+            if on_bytes is not None:
+                on_bytes(a[3] - a[2])
+    return merge(source, parts)
+
+
+def _library_root(reader: Reader) -> str | None:
+    """The library folder the reader's patterns came from, when it is not the default one."""
+    from trainmedic.catalog import LIBRARY_DIR
+
+    root = getattr(reader, "library_root", None)
+    if root is None or Path(root) == LIBRARY_DIR:
+        return None
+    return str(root)

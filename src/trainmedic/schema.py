@@ -1,0 +1,230 @@
+"""The library's schema: YAML is validated here (pydantic) into frozen dataclasses, with messages
+that say what to fix. Imported only when the library is actually parsed, not on a cache hit."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from trainmedic.catalog import CODE_KEYS, LibraryError
+from trainmedic.model import Cause, Entry, Fingerprint, MissingFact, Symptom
+
+_KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when the wheel has it: much faster
+
+
+def newline_problem(regex: str) -> str | None:
+    """Say why `regex` could match across a newline, or None.
+
+    The matcher scans whole blocks (hyperscan) and must give exactly what a per-line search
+    gives, so no part of a fingerprint may match a newline.
+    """
+    from re import _constants as c  # type: ignore[attr-defined]  # stdlib parser, stable since 3.11
+    from re import _parser  # type: ignore[attr-defined]  # same
+
+    crossing = {c.CATEGORY_SPACE: r"\s", c.CATEGORY_NOT_DIGIT: r"\D", c.CATEGORY_NOT_WORD: r"\W"}
+
+    def walk(items: Any) -> str | None:
+        for op, av in items:
+            if op is c.IN:
+                negated = any(o is c.NEGATE for o, _ in av)
+                has_nl = any(o is c.LITERAL and a == 10 for o, a in av)
+                if negated and not has_nl:
+                    return "a negated class [^...] must exclude \\n too, e.g. [^)\\n]"
+                for o, a in av:
+                    if o is c.CATEGORY and a in crossing:
+                        return f"{crossing[a]} matches a newline; write [ \\t] or a narrower class"
+            elif op is c.CATEGORY and av in crossing:
+                return f"{crossing[av]} matches a newline; write [ \\t] or a narrower class"
+            elif op is c.AT and av in (c.AT_BEGINNING, c.AT_BEGINNING_LINE, c.AT_BEGINNING_STRING):
+                # Lines can carry rank prefixes or arrive joined with another rank's text.
+                return "do not anchor with '^'; match the message itself"
+            elif op is c.LITERAL and av == 10:
+                return "remove the \\n"
+            elif op is c.NOT_LITERAL and av != 10:
+                return "a negated class [^...] must exclude \\n too, e.g. [^)\\n]"
+            elif op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
+                found = walk(av[2])
+                if found:
+                    return found
+            elif op is c.SUBPATTERN:
+                found = walk(av[-1])
+                if found:
+                    return found
+            elif op is c.BRANCH:
+                for branch in av[1]:
+                    found = walk(branch)
+                    if found:
+                        return found
+            elif op in (c.ASSERT, c.ASSERT_NOT, c.GROUPREF, c.GROUPREF_EXISTS):
+                return "lookarounds and back-references are not supported by the block matcher"
+        return None
+
+    return walk(_parser.parse(regex))
+
+
+def _kebab(v: str) -> str:
+    if not _KEBAB.match(v):
+        raise ValueError(f"{v!r} must be kebab-case (lowercase words joined by '-')")
+    return v
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class FingerprintSpec(_Strict):
+    id: str
+    regex: str = Field(min_length=4)
+    weight: float = Field(gt=0.0, le=1.0)
+    ambiguous: bool = False
+    ignore_case: bool = False
+
+    _check_id = field_validator("id")(_kebab)
+
+    @field_validator("regex")
+    @classmethod
+    def _compiles(cls, v: str) -> str:
+        try:
+            re.compile(v)
+        except re.error as exc:
+            raise ValueError(f"regex does not compile: {exc}") from exc
+        problem = newline_problem(v)
+        if problem:
+            raise ValueError(f"a fingerprint must stay within one line: {problem}")
+        return v
+
+
+class MissingSpec(_Strict):
+    fact: str = Field(min_length=3)
+    command: str = Field(min_length=2)
+
+
+class CauseSpec(_Strict):
+    id: str
+    title: str = Field(min_length=3)
+    role: Literal["initiating", "cascade", "teardown"]
+    mechanism: str = Field(min_length=20)
+    fingerprints: list[FingerprintSpec] = Field(min_length=1)
+    fix: list[str] = Field(min_length=1)
+    verify: list[str] = Field(min_length=1)
+    prevention: list[str] = Field(min_length=1)
+    missing: list[MissingSpec] = []
+    competes: list[str] = []
+
+    _check_id = field_validator("id")(_kebab)
+
+
+class SymptomSpec(_Strict):
+    symptom: str
+    why: str
+
+
+class EntrySpec(_Strict):
+    id: str
+    title: str = Field(min_length=3)
+    category: str
+    summary: str = Field(min_length=10)
+    tags: list[str] = Field(min_length=1)
+    affects: list[str] = Field(min_length=1)
+    symptoms: list[SymptomSpec] = Field(min_length=1)
+    causes: list[CauseSpec] = Field(min_length=1)
+    confirm: list[str] = Field(min_length=1)
+    scale: str = Field(min_length=10)
+    code: dict[str, str]
+    related: list[str] = []
+    references: list[str] = Field(min_length=1)
+    aliases: list[str] = []
+
+    _check_id = field_validator("id")(_kebab)
+    _check_category = field_validator("category")(_kebab)
+
+    @field_validator("code")
+    @classmethod
+    def _code_keys(cls, v: dict[str, str]) -> dict[str, str]:
+        unknown = set(v) - set(CODE_KEYS)
+        if unknown:
+            raise ValueError(f"unknown code keys {sorted(unknown)}; use {', '.join(CODE_KEYS)}")
+        if "pytorch" not in v:
+            raise ValueError("code needs at least a 'pytorch' example")
+        return v
+
+    @field_validator("references")
+    @classmethod
+    def _urls(cls, v: list[str]) -> list[str]:
+        for url in v:
+            if not url.startswith(("https://", "http://")):
+                raise ValueError(f"reference {url!r} must be a URL")
+        return v
+
+
+def _to_entry(spec: EntrySpec, source: str) -> Entry:
+    causes = tuple(
+        Cause(
+            id=c.id,
+            title=c.title,
+            role=c.role,
+            mechanism=c.mechanism.strip(),
+            fingerprints=tuple(
+                Fingerprint(f.id, f.regex, f.weight, f.ambiguous, f.ignore_case) for f in c.fingerprints
+            ),
+            fix=tuple(c.fix),
+            verify=tuple(c.verify),
+            prevention=tuple(c.prevention),
+            missing=tuple(MissingFact(m.fact, m.command) for m in c.missing),
+            competes=tuple(c.competes),
+            entry_id=spec.id,
+        )
+        for c in spec.causes
+    )
+    return Entry(
+        id=spec.id,
+        title=spec.title,
+        category=spec.category,
+        summary=spec.summary.strip(),
+        tags=tuple(spec.tags),
+        affects=tuple(spec.affects),
+        symptoms=tuple(Symptom(s.symptom, s.why) for s in spec.symptoms),
+        causes=causes,
+        confirm=tuple(spec.confirm),
+        scale=spec.scale.strip(),
+        code=tuple((k, spec.code[k]) for k in CODE_KEYS if k in spec.code),
+        related=tuple(spec.related),
+        references=tuple(spec.references),
+        aliases=tuple(spec.aliases),
+        source=source,
+    )
+
+
+def _format_errors(path: Path, exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        parts.append(f"{where}: {err['msg']}")
+    return f"{path.name}: " + "; ".join(parts)
+
+
+def load_entry(path: Path) -> Entry:
+    try:
+        raw: Any = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
+    except yaml.YAMLError as exc:
+        raise LibraryError(f"{path.name}: not valid YAML: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise LibraryError(f"{path.name}: expected a mapping of keys (id, title, causes, ...)")
+    try:
+        spec = EntrySpec.model_validate(raw)
+    except ValidationError as exc:
+        raise LibraryError(_format_errors(path, exc)) from exc
+    if spec.id != path.stem:
+        raise LibraryError(f"{path.name}: id {spec.id!r} must equal the file name {path.stem!r}")
+    if spec.category != path.parent.name:
+        raise LibraryError(
+            f"{path.name}: category {spec.category!r} must equal its folder {path.parent.name!r}"
+        )
+    return _to_entry(spec, str(path))
+
+

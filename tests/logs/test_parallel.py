@@ -1,0 +1,52 @@
+"""A large plain log scanned in ranges on several cores gives exactly what one sequential scan gives."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from trainmedic.api import get_reader
+from trainmedic.catalog import load_library
+from trainmedic.logs.reader import Reader
+from trainmedic.logs.sources import Source
+from trainmedic.reason.engine import Context, reason
+
+
+def _big_log(path: Path, seed: int) -> None:
+    rng = random.Random(seed)
+    tb = ["Traceback (most recent call last):", '  File "train.py", line 9, in <module>', "    for b in loader:",
+          "RuntimeError: DataLoader worker (pid 77) is killed by signal: Killed. "]
+    with path.open("w") as f:
+        for i in range(220_000):
+            r = rng.randrange(4)
+            f.write(f"[rank{r}]: step {i} loss 0.{i % 97} lr 3e-4 {'x' * rng.randrange(60)}\n")
+            if i % 20_011 == 0:  # tracebacks land on range boundaries sooner or later
+                for line in tb:
+                    f.write(f"[rank{r}]: {line}\n")
+            if i % 50_000 == 7:
+                f.write(f"[rank{r}]:[E1129 16:39:22.217000 4 ProcessGroupNCCL.cpp:632] [Rank {r}] Watchdog caught "
+                        "collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+                        "Timeout(ms)=600000) ran for 600080 milliseconds before timing out.\n")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [1, 2])
+def test_parallel_ranges_equal_one_sequential_scan(tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "train.log"
+    _big_log(path, seed)
+    lib = load_library()
+    base = get_reader(lib)
+    seq = Reader(base.patterns, base.backend, parallel=False)
+    par = Reader(base.patterns, base.backend)
+    par.library_root = base.library_root
+    par.parallel_min_bytes = 1
+    monkeypatch.setenv("TRAINMEDIC_JOBS", "3")
+    src = Source(str(path), path, path.stat().st_size)
+    a, b = seq.scan(src), par.scan(src)
+    assert (a.lines, a.bytes, a.ranks, a.world_sizes, a.done) == (b.lines, b.bytes, b.ranks, b.world_sizes, b.done)
+    assert a.matches == b.matches
+    assert a.tracebacks == b.tracebacks
+    assert a.progress == b.progress
+    assert reason(Context(lib, [a])).to_json() == reason(Context(lib, [b])).to_json()
