@@ -15,12 +15,13 @@ $(STAMP): pyproject.toml
 	touch $@
 
 # Debian packages the tests use, each installed only when missing: ripgrep (the benchmark's peer),
-# chromium (site and web tests in a real browser).
+# chromium (site and web tests in a real browser), postgresql (the web history on a real server).
 $(SYSTEM_STAMP): | $(STAMP)
 	@command -v rg >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ripgrep; \
 	  else echo "ripgrep missing: run 'sudo apt-get install ripgrep'"; exit 1; fi; }
 	bash scripts/install-chromium.sh
+	bash scripts/install-postgres.sh
 	touch $@
 
 system: $(SYSTEM_STAMP)

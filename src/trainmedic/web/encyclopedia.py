@@ -1,0 +1,67 @@
+"""The encyclopedia under `/library/`: the static site's own pages, rendered on request.
+
+`trainmedic.site.build` is imported lazily; when it is not installed (or cannot render an entry)
+a plain page generated from the same library stands in, so a diagnosis never links to nothing.
+Site assets are read once from the site package's data into memory and served by name.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from trainmedic.catalog import Library
+from trainmedic.model import Entry
+
+BASE = "/library/"
+log = logging.getLogger("trainmedic.web")
+
+
+def _site() -> object | None:
+    try:
+        from trainmedic.site import build
+    except ImportError:
+        return None
+    return build
+
+
+def site_available() -> bool:
+    return _site() is not None
+
+
+def site_assets() -> dict[str, bytes]:
+    """The site's CSS/JS by file name (empty without the site package)."""
+    try:
+        from trainmedic.site.build import static_dir
+    except ImportError:
+        return {}
+    folder = static_dir()
+    if not folder.is_dir():
+        return {}
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+def index_page(library: Library, fallback: Callable[[], str]) -> str:
+    try:
+        from trainmedic.site.build import render_index
+    except ImportError:
+        return fallback()
+    return render_index(library, base_url=BASE)
+
+
+def entry_page(entry: Entry, library: Library, fallback: Callable[[Entry], str]) -> str:
+    try:
+        from trainmedic.site.build import SiteError, render_entry_page
+    except ImportError:
+        return fallback(entry)
+    try:
+        return render_entry_page(entry, library, base_url=BASE)
+    except SiteError as exc:  # an incomplete entry still deserves a page
+        log.warning("site page for %s is incomplete (%s); serving the plain page", entry.id, exc)
+        return fallback(entry)
+
+
+def entry_url(full_id: str) -> str:
+    """Link to an entry page, anchored at the cause when the id names one."""
+    entry_id, _, cause_id = full_id.partition("/")
+    return f"{BASE}{entry_id}/" + (f"#{cause_id}" if cause_id else "")
