@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SYSTEM_STAMP := $(VENV)/.system
 
-.PHONY: demo test lint typecheck pytest lab bench clean system
+.PHONY: demo test lint typecheck pytest lab bench vsix site clean system
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -46,5 +46,14 @@ lab: $(STAMP)
 bench: $(STAMP) $(SYSTEM_STAMP)
 	$(BIN)/python benchmarks/bench.py --size 1GiB
 
+# The VS Code extension: editors/vscode/trainmedic-<version>.vsix (needs Node.js 20+ and npm, once).
+vsix:
+	scripts/build-vsix.sh
+
+# The static encyclopedia, from the same library files as the matcher.
+site: $(STAMP)
+	$(BIN)/trainmedic site build site-out
+
 clean:
-	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache site-out
+	rm -rf editors/vscode/node_modules editors/vscode/out editors/vscode/*.vsix
