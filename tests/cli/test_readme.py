@@ -1,0 +1,43 @@
+"""The README cannot drift from the CLI: every command it lists exists, every command exists in it,
+and the options it shows for diagnose are real."""
+
+from __future__ import annotations
+
+import re
+
+from tests.conftest import ROOT, run_cli
+from trainmedic.cli.main import COMMANDS
+
+README = (ROOT / "README.md").read_text()
+
+
+def test_every_command_is_documented_and_every_documented_command_exists() -> None:
+    documented = set(re.findall(r"^\| `trainmedic ([a-z]+)", README, re.M))
+    assert documented == set(COMMANDS)
+
+
+def test_each_command_has_help() -> None:
+    for name in COMMANDS:
+        res = run_cli(name, "--help")
+        assert res.code == 0, (name, res.err)
+
+
+def test_diagnose_options_in_the_readme_exist() -> None:
+    res = run_cli("diagnose", "--help")
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        run_cli("diagnose", "--help")
+    help_text = buf.getvalue()
+    for option in re.findall(r"(--[a-z-]+)", README.split("trainmedic diagnose PATH...", 1)[1].split("|", 1)[0]):
+        assert option in help_text, option
+    assert res.code == 0
+
+
+def test_exit_codes_in_the_readme_are_the_enum() -> None:
+    from trainmedic.model import ExitCode
+
+    for code in ExitCode:
+        assert f"`{int(code)}`" in README
