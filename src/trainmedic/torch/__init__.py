@@ -9,9 +9,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from trainmedic.torch.guard import GuardedLoader
     from trainmedic.torch.isolate import IsolateReport
 
-__all__ = ["isolate"]
+__all__ = ["GuardedDataLoader", "guard", "isolate"]
 
 
 def isolate(*args: Any, **kwargs: Any) -> IsolateReport:
@@ -19,3 +20,19 @@ def isolate(*args: Any, **kwargs: Any) -> IsolateReport:
     from trainmedic.torch.isolate import isolate as _isolate
 
     return _isolate(*args, **kwargs)
+
+
+def guard(loader: Any, **options: Any) -> GuardedLoader:
+    """Iterate `loader` with the DataLoader guard (waits, worker deaths, fds, /dev/shm); see trainmedic.torch.guard."""
+    from trainmedic.torch.guard import guard as _guard
+
+    return _guard(loader, **options)
+
+
+def __getattr__(name: str) -> Any:
+    # GuardedDataLoader is a class: imported on first use, so `import trainmedic.torch` stays cheap.
+    if name == "GuardedDataLoader":
+        from trainmedic.torch.guard import GuardedDataLoader
+
+        return GuardedDataLoader
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,445 @@
+"""Run a training command under trainmedic: pass its output through, diagnose it as it happens.
+
+One thread, one event loop: the command's stdout and stderr are read as they come (non-blocking
+pipes), written through unchanged and at once, joined line by line into one analysis stream (as
+`2>&1 > log` would, minus mid-line interleaving), and scanned when the output goes quiet for a
+moment. That keeps the failure-to-diagnosis latency near the quiet period (0.25 s) plus one
+reasoning pass, without re-reading anything. The watchdog, the metrics and the final report hang
+off the same loop.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from types import FrameType
+from typing import Any, TextIO
+
+from trainmedic.catalog import Library
+from trainmedic.cli.env import Env
+from trainmedic.live import output
+from trainmedic.live.analysis import LiveAnalysis
+from trainmedic.live.hang import HangReport, apply, inspect
+from trainmedic.live.stacks import STACK_DIR_ENV, collect, find_py_spy, process_tree
+from trainmedic.live.watchdog import Watchdog
+from trainmedic.model import Diagnosis, ExitCode, Fact
+
+OUTPUT = "<output>"  # the analysis stream: the command's stdout and stderr, joined by lines
+QUIET = 0.25  # seconds of silence after which received lines are scanned
+MAX_UNSCANNED = 0.5  # a chatty command is scanned at least this often anyway, except ...
+HOLD = 0.1  # ... its lines younger than this: a traceback being written is not cut in two
+DRAIN_QUIET = 0.3  # after the command exits: stop reading once its pipes were quiet this long
+DRAIN_MAX = 5.0  # ... or after this long (orphaned workers may hold the pipes open)
+KILL_GRACE = 5.0  # --on-hang kill: SIGTERM, then SIGKILL after this long
+MAX_PENDING_LINE = 64 * 1024  # a line longer than this (a tqdm bar without newline) is passed on as is
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@dataclass(frozen=True)
+class JobOptions:
+    argv: list[str]
+    library: Library
+    hang_timeout: float | None = None
+    startup_timeout: float | None = None
+    on_hang: str = "keep"  # keep | kill
+    metrics_port: int | None = None
+    report: Path | None = None
+    fmt: str = "text"
+    facts: tuple[Fact, ...] = ()
+
+
+class Passthrough:
+    """The command's bytes to one of our streams, unchanged and flushed at once."""
+
+    def __init__(self, text: TextIO) -> None:
+        self.text = text
+        self.buffer = getattr(text, "buffer", None)
+        self.broken = False
+        self.at_line_start = True
+
+    def write(self, data: bytes) -> None:
+        if self.broken or not data:
+            return
+        try:
+            if self.buffer is not None:
+                self.text.flush()
+                self.buffer.write(data)
+                self.buffer.flush()
+            else:
+                self.text.write(data.decode(errors="replace"))
+                self.text.flush()
+        except (BrokenPipeError, ValueError):  # reader gone, or stream closed: keep running the job
+            self.broken = True
+        self.at_line_start = data.endswith(b"\n")
+
+    def start_line(self) -> None:
+        """Our own text starts on a fresh line, even when the command left half a line."""
+        if not self.at_line_start:
+            self.write(b"\n")
+
+
+class LineMerger:
+    """stdout and stderr joined at line boundaries, so a line of one never splits a line of the other."""
+
+    def __init__(self) -> None:
+        self._pending: dict[str, bytes] = {}
+
+    def add(self, key: str, data: bytes) -> bytes:
+        buf = self._pending.get(key, b"") + data
+        cut = buf.rfind(b"\n") + 1
+        if cut == 0 and len(buf) > MAX_PENDING_LINE:
+            cut = len(buf)
+        self._pending[key] = buf[cut:]
+        return buf[:cut]
+
+    def rest(self) -> bytes:
+        """Unfinished lines at the end, each ended."""
+        out = b"".join(v + b"\n" for v in self._pending.values() if v)
+        self._pending.clear()
+        return out
+
+
+def exit_status(returncode: int) -> int:
+    """A shell's view of the exit: a child killed by signal N exits 128+N."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def describe_exit(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"was killed by {name} (exit status {exit_status(returncode)})"
+    return f"exited with code {returncode}"
+
+
+class Job:
+    """One supervised command."""
+
+    def __init__(self, opts: JobOptions, env: Env, clock: Callable[[], float] = time.monotonic) -> None:
+        self.opts = opts
+        self.env = env
+        self.clock = clock
+        self.out = Passthrough(env.stdout)
+        self.err = Passthrough(env.stderr)
+        self.analysis = LiveAnalysis(opts.library, facts=opts.facts)
+        self.merger = LineMerger()
+        now = clock()
+        self.watchdog = Watchdog(opts.hang_timeout, now, opts.startup_timeout)
+        self.metrics: Any = None
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.hang_report: HangReport | None = None
+        self.printed: tuple[str, str | None, int | None] | None = None
+        self.current: Diagnosis | None = None
+        self.last_data = now
+        self.last_flush = now
+        self.pending: deque[tuple[float, bytes]] = deque()  # complete lines not yet given to the analysis
+        self.next_reason_at = 0.0
+        self.reason_pending = False
+        self.exit_at: float | None = None
+        self.kill_at: float | None = None
+        self.condemned: list[int] = []
+        self.forwarded: list[int] = []
+        self._old_handlers: dict[int, Any] = {}
+        self.py_spy = find_py_spy(env.environ)
+        self.stack_dir: Path | None = None
+
+    # ------------------------------------------------------------ the whole run
+
+    def run(self) -> int:
+        if self.opts.metrics_port is not None:
+            from trainmedic.live.metrics import Metrics
+
+            try:
+                self.metrics = Metrics(self.opts.metrics_port, since_progress=self._since_progress,
+                                       since_output=self._since_output)
+            except OSError as exc:
+                self.env.error(f"--metrics-port {self.opts.metrics_port}: cannot listen on 127.0.0.1: "
+                               f"{exc.strerror or exc}")
+                return ExitCode.USAGE
+            self._say(f"metrics at {self.metrics.url}")
+        self.stack_dir = Path(tempfile.mkdtemp(prefix="trainmedic-stacks-"))
+        child_env = {**self.env.environ, "PYTHONUNBUFFERED": "1", STACK_DIR_ENV: str(self.stack_dir)}
+        try:
+            try:
+                # A session of its own: signals reach the whole job through its process group, and
+                # the command cannot grab our terminal.
+                self.proc = subprocess.Popen(self.opts.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                             env=child_env, start_new_session=True)
+            except FileNotFoundError:
+                self.env.error(f"{self.opts.argv[0]}: command not found")
+                return 127
+            except OSError as exc:
+                self.env.error(f"{self.opts.argv[0]}: cannot run: {exc.strerror or exc}")
+                return 126
+            if self.metrics is not None:
+                self.metrics.running.set(1)
+            self._install_forwarding()
+            try:
+                self._loop()
+            finally:
+                self._restore_signals()
+                self._reap()
+            return self._final()
+        finally:
+            shutil.rmtree(self.stack_dir, ignore_errors=True)
+            if self.metrics is not None:
+                self.metrics.close()
+
+    def _loop(self) -> None:
+        proc = self.proc
+        assert proc is not None and proc.stdout is not None and proc.stderr is not None
+        sel = selectors.DefaultSelector()
+        for f, name in ((proc.stdout, "out"), (proc.stderr, "err")):
+            os.set_blocking(f.fileno(), False)
+            sel.register(f.fileno(), selectors.EVENT_READ, name)
+        try:
+            while True:
+                for key, _ in sel.select(self._timeout(self.clock())):
+                    try:
+                        data = os.read(key.fd, 1 << 16)
+                    except BlockingIOError:
+                        continue
+                    except OSError:
+                        data = b""
+                    if not data:
+                        sel.unregister(key.fd)
+                        continue
+                    self._on_data(str(key.data), data, self.clock())
+                now = self.clock()
+                if self.exit_at is None and proc.poll() is not None:
+                    self.exit_at = now
+                if self.exit_at is not None and (
+                    not sel.get_map()
+                    or (now - self.last_data >= DRAIN_QUIET and now - self.exit_at >= DRAIN_QUIET)
+                    or now - self.exit_at >= DRAIN_MAX
+                ):
+                    return
+                self._maybe_scan(now)
+                if self.exit_at is None:
+                    if self.watchdog.due(now):
+                        self._on_hang()
+                    if self.kill_at is not None and now >= self.kill_at:
+                        self._signal_tree(signal.SIGKILL)
+                        self.kill_at = None
+        finally:
+            sel.close()
+
+    def _timeout(self, now: float) -> float:
+        waits = [0.5]
+        if self.pending:
+            waits.append(self.last_data + QUIET - now)
+            waits.append(max(self.last_flush + MAX_UNSCANNED, self.pending[0][0] + HOLD) - now)
+        if self.reason_pending:
+            waits.append(self.next_reason_at - now)
+        if self.exit_at is None:
+            nxt = self.watchdog.next_check(now)
+            if nxt is not None:
+                waits.append(nxt)
+            if self.kill_at is not None:
+                waits.append(self.kill_at - now)
+        return max(0.01, min(waits))
+
+    # ------------------------------------------------------------ output
+
+    def _on_data(self, name: str, data: bytes, now: float) -> None:
+        (self.out if name == "out" else self.err).write(data)
+        self.watchdog.observe(data, now)
+        self.last_data = now
+        lines = self.merger.add(name, data)
+        if lines:
+            self.pending.append((now, lines))
+
+    def _scan(self, older_than: float | None = None) -> None:
+        """Give the analysis the pending lines (those received before `older_than`, else all) and scan them."""
+        while self.pending and (older_than is None or self.pending[0][0] < older_than):
+            self.analysis.feed(OUTPUT, self.pending.popleft()[1])
+        self.analysis.flush()
+
+    def _maybe_scan(self, now: float) -> None:
+        """Scan when the output pauses; in a stream that never pauses, every MAX_UNSCANNED s up to HOLD ago."""
+        if self.pending and now - self.last_data >= QUIET:
+            self._scan()
+        elif self.pending and now - self.last_flush >= MAX_UNSCANNED and self.pending[0][0] < now - HOLD:
+            self._scan(older_than=now - HOLD)
+        elif self.reason_pending and now >= self.next_reason_at:
+            self._update(now)
+            return
+        else:
+            return
+        self.last_flush = now
+        self._update(now)
+
+    def _update(self, now: float, force: bool = False) -> None:
+        """Diagnose what was scanned, if anything new matched; print it if it says something new."""
+        if self.metrics is not None:
+            self.metrics.count(self.analysis.new_matches())
+        if not force and not self.analysis.changed():
+            self.reason_pending = False
+            return
+        if not force and now < self.next_reason_at:
+            self.reason_pending = True  # reasoning is rate-limited on huge, chatty logs
+            return
+        started = self.clock()
+        d = self.analysis.diagnose(alive=True)
+        self.next_reason_at = self.clock() + min(2.0, 5 * (self.clock() - started))
+        self.reason_pending = False
+        if self.hang_report is not None:
+            d = apply(d, self.hang_report, self.opts.library)
+        self.current = d
+        if self.metrics is not None:
+            self.metrics.set_verdict(d)
+        if self._printable(d) and output.key(d) != self.printed:
+            self.printed = output.key(d)
+            pid = self.proc.pid if self.proc is not None else 0
+            self._print(d, f"{output.BANNER} (pid {pid} still running)")
+
+    def _printable(self, d: Diagnosis) -> bool:
+        if d.primary is None:
+            return False
+        if d.verdict == "hang":
+            return True
+        return d.verdict == "failure" and self.analysis.role(d.primary.id) == "initiating"
+
+    def _print(self, d: Diagnosis, title: str) -> None:
+        self.err.start_line()
+        if self.err.broken:
+            return
+        try:
+            output.render(d, self.env.stderr, fmt=self.opts.fmt, color=self.env.stderr_isatty, title=title)
+        except (BrokenPipeError, ValueError):
+            self.err.broken = True
+
+    def _say(self, message: str) -> None:
+        self._say_raw(f"trainmedic: {message}")
+
+    def _say_raw(self, line: str) -> None:
+        self.err.start_line()
+        with contextlib.suppress(BrokenPipeError, ValueError):
+            self.env.stderr.write(f"{line}\n")
+            self.env.stderr.flush()
+
+    # ------------------------------------------------------------ hangs
+
+    def _on_hang(self) -> None:
+        assert self.proc is not None
+        now = self.clock()
+        stalled = self.watchdog.stalled_for(now)
+        self._say(f"no progress for {stalled:.1f} s: taking the Python stacks of every process of the job")
+        stacks = collect(self.proc.pid, py_spy=self.py_spy, stack_dir=self.stack_dir)
+        report = inspect(stacks, stalled)
+        self.hang_report = report
+        self._scan()
+        self.analysis.inject(OUTPUT, report.line())
+        self._say_raw(report.line())
+        self.watchdog.fire(self.clock())
+        if self.metrics is not None:
+            self.metrics.hangs.inc()
+        self._update(self.clock(), force=True)
+        if self.opts.on_hang == "kill":
+            self._say(f"--on-hang kill: stopping the job (SIGTERM, SIGKILL after {KILL_GRACE:.0f} s)")
+            self.condemned = [p.pid for p in process_tree(self.proc.pid)]
+            self._signal_tree(signal.SIGTERM)
+            self.kill_at = self.clock() + KILL_GRACE
+
+    def _signal_tree(self, sig: int) -> None:
+        """The job's process group and every process found in its tree (torchrun's workers have their own)."""
+        assert self.proc is not None
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, sig)
+        for pid in self.condemned:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, sig)
+
+    def _since_progress(self) -> float:
+        return self.watchdog.since_progress(self.clock())
+
+    def _since_output(self) -> float:
+        return self.clock() - self.watchdog.last_output
+
+    # ------------------------------------------------------------ signals
+
+    def _install_forwarding(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return  # signal handlers can only be set from the main thread (in-process tests)
+        for sig in FORWARDED:
+            self._old_handlers[sig] = signal.signal(sig, self._forward)
+
+    def _forward(self, signum: int, frame: FrameType | None) -> None:
+        """Ctrl-C and kill reach the whole job; the command decides how to stop, we keep reading."""
+        self.forwarded.append(signum)
+        if self.proc is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signum)
+
+    def _restore_signals(self) -> None:
+        for sig, old in self._old_handlers.items():
+            signal.signal(sig, old)
+        self._old_handlers.clear()
+
+    def _reap(self) -> None:
+        """Wait for the command; then end what is left of its process group, as a batch scheduler would.
+
+        Orphaned DataLoader workers would otherwise linger until they notice (up to 5 s), holding the
+        pipes; processes that left the group on purpose (torchrun's workers, daemons) are not touched,
+        except after --on-hang kill, which ends the whole tree.
+        """
+        assert self.proc is not None
+        if self.condemned:  # --on-hang kill: nothing of the job survives
+            self._signal_tree(signal.SIGKILL)
+        try:
+            self.proc.wait(timeout=KILL_GRACE if self.exit_at is None else 1.0)
+        except subprocess.TimeoutExpired:
+            self._signal_tree(signal.SIGKILL)
+            self.proc.wait()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGTERM)
+        for f in (self.proc.stdout, self.proc.stderr):
+            if f is not None:
+                f.close()
+
+    # ------------------------------------------------------------ the end
+
+    def _final(self) -> int:
+        assert self.proc is not None
+        rc = self.proc.returncode
+        self._scan()
+        rest = self.merger.rest()
+        if rest:
+            self.analysis.feed(OUTPUT, rest)
+        if self.metrics is not None:
+            self.analysis.flush()
+            self.metrics.count(self.analysis.new_matches())
+        d = self.analysis.finish()
+        if self.hang_report is not None:
+            d = apply(d, self.hang_report, self.opts.library)
+            if rc == 0 and self.watchdog.resumed and d.verdict == "hang" and d.primary is not None:
+                # The watchdog fired, then the run went on and succeeded: a slow stretch, not a hang.
+                d = replace(d, verdict="healthy", primary=None, alternatives=(), notes=(
+                    *d.notes, f"the watchdog fired after {self.hang_report.stalled:.1f} s without progress, "
+                    "but progress resumed and the command exited 0"))
+        elif rc != 0 and d.verdict == "healthy":
+            d = replace(d, notes=(*d.notes, f"the command {describe_exit(rc)} without a failure trainmedic knows"))
+        if self.metrics is not None:
+            self.metrics.set_verdict(d)
+            self.metrics.running.set(0)
+            self.metrics.exit_code.set(exit_status(rc))
+        self._print(d, f"{output.FINAL_BANNER} (the command {describe_exit(rc)})")
+        if self.opts.report is not None:
+            try:
+                output.write_report(d, self.opts.report)
+            except OSError as exc:
+                self.env.error(f"--report {self.opts.report}: cannot write: {exc.strerror or exc}")
+        return exit_status(rc)

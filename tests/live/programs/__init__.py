@@ -1,0 +1,1 @@
+"""Programs the live tests run under `trainmedic run`; scripts, never imported."""
