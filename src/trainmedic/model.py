@@ -37,6 +37,7 @@ class Fingerprint:
     weight: float
     ambiguous: bool = False
     ignore_case: bool = False
+    precursor: bool = False  # a warning before a failure: evidence for one, never a failure alone
 
 
 @dataclass(frozen=True)

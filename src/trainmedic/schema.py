@@ -83,6 +83,7 @@ class FingerprintSpec(_Strict):
     weight: float = Field(gt=0.0, le=1.0)
     ambiguous: bool = False
     ignore_case: bool = False
+    precursor: bool = False
 
     _check_id = field_validator("id")(_kebab)
 
@@ -170,7 +171,7 @@ def _to_entry(spec: EntrySpec, source: str) -> Entry:
             role=c.role,
             mechanism=c.mechanism.strip(),
             fingerprints=tuple(
-                Fingerprint(f.id, f.regex, f.weight, f.ambiguous, f.ignore_case) for f in c.fingerprints
+                Fingerprint(f.id, f.regex, f.weight, f.ambiguous, f.ignore_case, f.precursor) for f in c.fingerprints
             ),
             fix=tuple(c.fix),
             verify=tuple(c.verify),

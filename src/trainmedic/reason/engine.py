@@ -17,6 +17,7 @@ from trainmedic.logs.attribution import rank_from_path
 from trainmedic.logs.reader import InputScan, SummaryRecord
 from trainmedic.model import (
     Alternative,
+    Match,
     Collateral,
     Diagnosis,
     Event,
@@ -30,7 +31,7 @@ from trainmedic.model import (
 )
 from trainmedic.reason import confidence
 from trainmedic.reason import facts as machine
-from trainmedic.reason.events import build_events, pid_of, strength, with_cause
+from trainmedic.reason.events import build_events, pid_of, precursors, strength, with_cause
 
 OOM_RECORDS = {"host-oom/oom-killer", "dataloader-worker-failure/worker-oom"}
 KILLS = {
@@ -216,9 +217,12 @@ def reason(ctx: Context) -> Diagnosis:
     records = [r for s in ctx.scans for r in s.summaries]
     inputs = tuple(s.summary() for s in ctx.scans)
     progress = _progress(ctx)
+    warnings = precursors(ctx.library, list(ctx.scans))
     base = Diagnosis(verdict="healthy", primary=None, inputs=inputs,
                      progress=tuple(p for _, p in sorted(progress.items(), key=lambda kv: (kv[0] is None, kv[0] or 0))),
-                     facts=ctx.facts, notes=_notes(ctx))
+                     facts=ctx.facts, notes=(*_notes(ctx), *(
+                         f"warning before any failure at {m.line.path}:{m.line.number}: {m.line.text[:200]}"
+                         for m in warnings[:10])))
 
     if records:
         # The launcher's summary maps process ids to ranks: "Sending process N closing signal" is rank r's.
@@ -243,7 +247,7 @@ def reason(ctx: Context) -> Diagnosis:
             f"handled error at {_where(e)} ({e.cause}); training went on and finished" for e in initiating[:5]
         )))
     if initiating:
-        return _from_initiating(ctx, base, initiating, collateral_events, confirmed, context)
+        return _from_initiating(ctx, base, initiating, collateral_events, confirmed, context, warnings)
     if collateral_events:
         return _cascade_only(ctx, base, collateral_events, progress)
     return _hang_or_healthy(ctx, base, progress)
@@ -280,7 +284,8 @@ def _recovered(ctx: Context, initiating: list[Event], collateral: list[Event]) -
 
 
 def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
-                     collateral_events: list[Event], confirmed: set[int], context: list[Event]) -> Diagnosis:
+                     collateral_events: list[Event], confirmed: set[int], context: list[Event],
+                     warnings: list[Match]) -> Diagnosis:
     first = _first(initiating)
     entry_of = first.cause.split("/")[0]
     # The same incident: same rank, same entry (e.g. the worker's own message and the main process's).
@@ -310,6 +315,13 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
         # No record names the pid, but the container's own counter saw OOM kills.
         first = with_cause(ctx.library, first, KILLS[first.cause])
         conf = confidence.clamp(0.8)
+    # Warnings the guard wrote before this failure, on the same rank: they corroborate their cause.
+    before = [m for m in warnings if m.line.rank == first.rank and
+              (m.line.path != first.path or m.line.number < first.line)]
+    supporting = [m for m in before if m.cause == first.cause]
+    if supporting:
+        conf = confidence.clamp(1.0 - (1.0 - conf) * 0.7)
+        evidence_lines.extend(m.line for m in supporting[:2] if m.line not in evidence_lines)
     adj = machine.adjust(first.cause, conf, ctx.facts)
     conf = adj.confidence
     why_parts = [f"first initiating failure, at {_where(first)}"]
@@ -337,8 +349,13 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
             c = ctx.library.cause(comp)
             need = c.missing[0].command if c.missing else (cause.missing[0].command if cause.missing else "")
             check = f"; check with `{need}`" if need else ""
-            why = f"{c.title}: not confirmed by this log{check}"
-            alts.append(Alternative(comp, confidence.alternative(0.5, conf), why))
+            warned = [m for m in before if m.cause == comp]
+            if warned:
+                why = f"{c.title}: the guard warned first ({warned[0].line.path}:{warned[0].line.number}){check}"
+                alts.append(Alternative(comp, confidence.alternative(0.65, conf), why))
+            else:
+                why = f"{c.title}: not confirmed by this log{check}"
+                alts.append(Alternative(comp, confidence.alternative(0.5, conf), why))
     for e in alternatives:
         if any(a.id == e.cause for a in alts) or e.cause == first.cause:
             continue

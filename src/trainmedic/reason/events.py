@@ -88,6 +88,16 @@ def _event(library: Library, matches: list[Match], tb: Traceback | None, order: 
     )
 
 
+def is_precursor(library: Library, m: Match) -> bool:
+    fp_id = m.fingerprint.partition("#")[2]
+    return any(f.precursor for f in library.cause(m.cause).fingerprints if f.id == fp_id)
+
+
+def precursors(library: Library, scans: list[InputScan]) -> list[Match]:
+    """Warnings that came before a possible failure (the guard's "fds at 90 % of ulimit -n")."""
+    return [m for scan in scans for m in scan.matches if is_precursor(library, m)]
+
+
 def build_events(library: Library, scans: list[InputScan]) -> list[Event]:
     events: list[Event] = []
     order = 0
@@ -96,6 +106,8 @@ def build_events(library: Library, scans: list[InputScan]) -> list[Event]:
         loose: list[Match] = []
         tbs = sorted(scan.tracebacks, key=lambda t: t.first_line)
         for m in sorted(scan.matches, key=lambda m: m.line.number):
+            if is_precursor(library, m):
+                continue
             owner = _owner(tbs, m.line)
             if owner is None:
                 loose.append(m)
