@@ -17,7 +17,6 @@ from trainmedic.logs.attribution import rank_from_path
 from trainmedic.logs.reader import InputScan, SummaryRecord
 from trainmedic.model import (
     Alternative,
-    Match,
     Collateral,
     Diagnosis,
     Event,
@@ -25,6 +24,7 @@ from trainmedic.model import (
     Fact,
     Finding,
     Line,
+    Match,
     MissingFact,
     RankProgress,
     Verdict,
