@@ -76,3 +76,22 @@ def test_finished_progress_bar_is_healthy() -> None:
     bar = "\r".join("Epoch 3: 100%|##| 1000/1000 [01:40<00:00, 9.9it/s]" for _ in range(3))
     d = diagnose_with((bar + "\nTraining completed.\n").encode())
     assert d["verdict"] == "healthy"
+
+
+TOKENIZERS = ("huggingface/tokenizers: The current process just got forked, after parallelism has already been used. "
+              "Disabling parallelism to avoid deadlocks...")
+
+
+def test_a_weak_warning_never_outranks_a_later_error() -> None:
+    lines = [TOKENIZERS, *_train(0, 5), "[rank0]: RuntimeError: received 0 items of ancdata"]
+    d = diagnose_with("\n".join(lines).encode() + b"\n")
+    assert d["primary"]["id"] == "dataloader-worker-failure/fd-exhaustion"
+
+
+def test_a_weak_warning_followed_by_progress_does_not_hide_a_hang() -> None:
+    lines = [TOKENIZERS]
+    for step in range(60):
+        lines += [f"[rank{r}]: step {step} loss 0.5" for r in range(2) if not (r == 1 and step > 40)]
+    d = diagnose_with("\n".join(lines).encode() + b"\n")
+    assert (d["verdict"], d["primary"]["rank"]) == ("hang", 1)
+    assert any("tokenizers" in n for n in d["notes"])

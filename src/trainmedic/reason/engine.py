@@ -42,6 +42,7 @@ KILLS = {
 HANG = "training-hang/stalled-progress"
 _WORKER_NAME = re.compile(r"\(pt_data_worker\)|task=pt_data_worker")
 _SAME_TIME = 1.0  # seconds within which two clocks cannot order events
+WEAK = 0.5  # an ambiguous signal weaker than this is a warning unless nothing else explains the failure
 _OOM_REPORT_LINES = 200  # a kernel OOM report (header, call trace, memory dump, verdict) spans this many lines
 # A missing fact is no longer missing when a probe already gave facts on its topic.
 _FACT_TOPICS = (("dmesg", "kernel"), ("ulimit", "nofile"), ("shm", "shm"), ("cgroup", "memory"))
@@ -242,6 +243,13 @@ def reason(ctx: Context) -> Diagnosis:
         context = [e for e in initiating if e.cause in OOM_RECORDS and e.order not in confirmed and e.rank is None]
         initiating = [e for e in initiating if e not in context]
 
+    # A weak, ambiguous signal (a tokenizers fork warning, a recompile limit) never outranks a real
+    # error; and when training went on after it, it was a warning, not the failure.
+    weak = [e for e in initiating if e.ambiguous and e.weight < WEAK]
+    if weak and (len(weak) < len(initiating) or all(_progress_after(ctx, e) for e in weak)):
+        initiating = [e for e in initiating if e not in weak]
+        base = replace(base, notes=(*base.notes, *(
+            f"warning at {_where(e)} ({e.cause}); training went on" for e in weak[:5])))
     if initiating and _recovered(ctx, initiating, collateral_events):
         return replace(base, notes=(*base.notes, *(
             f"handled error at {_where(e)} ({e.cause}); training went on and finished" for e in initiating[:5]
@@ -268,6 +276,11 @@ def _adopt_ranks(events: list[Event], window: int = 60) -> list[Event]:
                 adopted = replace(e, rank=min(near, key=lambda r: r.line).rank)
         out.append(adopted)
     return out
+
+
+def _progress_after(ctx: Context, e: Event) -> bool:
+    return any(p.path == e.path and p.line > e.line and (e.rank is None or p.rank in (e.rank, None))
+               for s in ctx.scans for p in s.progress.values())
 
 
 def _recovered(ctx: Context, initiating: list[Event], collateral: list[Event]) -> bool:
