@@ -50,3 +50,29 @@ def test_parallel_ranges_equal_one_sequential_scan(tmp_path: Path, seed: int, mo
     assert a.tracebacks == b.tracebacks
     assert a.progress == b.progress
     assert reason(Context(lib, [a])).to_json() == reason(Context(lib, [b])).to_json()
+
+
+class _Cancel(Exception):
+    pass
+
+
+@pytest.mark.slow
+def test_cancelling_a_parallel_scan_leaves_no_worker_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import psutil
+
+    path = tmp_path / "train.log"
+    _big_log(path, 3)
+    base = get_reader(load_library())
+    par = Reader(base.patterns, base.backend)
+    par.library_root = base.library_root
+    par.parallel_min_bytes = 1
+    monkeypatch.setenv("TRAINMEDIC_JOBS", "3")
+
+    def cancel(_n: int) -> None:
+        raise _Cancel
+
+    with pytest.raises(_Cancel):
+        par.scan(Source(str(path), path, path.stat().st_size), on_bytes=cancel)
+    alive = [p for p in psutil.Process().children(recursive=True) if p.is_running() and p.status() != "zombie"]
+    for p in alive:  # the pool's processes are terminated, not awaited: give them a moment
+        p.wait(timeout=10)

@@ -162,8 +162,9 @@ def scan_parallel(reader: Reader, source: Source, on_bytes: Callable[[int], None
     ctx = mp.get_context("spawn")  # no fork: the caller may run threads (a progress bar, a live watcher)
     args: list[tuple[Any, ...]] = [(source.name, str(source.path), cuts[i], cuts[i + 1], i == len(cuts) - 2)
                                    for i in range(1, len(cuts) - 1)]
-    with ProcessPoolExecutor(max_workers=len(args), mp_context=ctx, initializer=_init,
-                             initargs=(library_root, reader.backend, reader.block_size)) as pool:
+    pool = ProcessPoolExecutor(max_workers=len(args), mp_context=ctx, initializer=_init,
+                               initargs=(library_root, reader.backend, reader.block_size))
+    try:
         futures = [pool.submit(_scan_range, *a) for a in args]
         with source.path.open("rb") as f:
             pos = 0
@@ -174,7 +175,7 @@ def scan_parallel(reader: Reader, source: Source, on_bytes: Callable[[int], None
                 first_state.feed(chunk)
                 pos += len(chunk)
                 if on_bytes is not None:
-                    on_bytes(len(chunk))
+                    on_bytes(len(chunk))  # may raise to cancel (an editor dropped the request)
             first_state.limit()
             first_state.feed(f.read(LOOKAHEAD))
         parts = [first_state.finish(tail=False)]
@@ -182,6 +183,13 @@ def scan_parallel(reader: Reader, source: Source, on_bytes: Callable[[int], None
             parts.append(fut.result())
             if on_bytes is not None:
                 on_bytes(a[3] - a[2])
+    except BaseException:
+        # Cancelled or failed: do not wait for the other ranges to finish scanning.
+        for proc in list(getattr(pool, "_processes", {}).values()):
+            proc.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
     return merge(source, parts)
 
 
