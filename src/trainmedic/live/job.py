@@ -160,14 +160,10 @@ class Job:
 
     def run(self) -> int:
         if self.opts.metrics_port is not None:
-            from trainmedic.live.metrics import Metrics
+            from trainmedic.live.metrics import listen
 
-            try:
-                self.metrics = Metrics(self.opts.metrics_port, since_progress=self._since_progress,
-                                       since_output=self._since_output)
-            except OSError as exc:
-                self.env.error(f"--metrics-port {self.opts.metrics_port}: cannot listen on 127.0.0.1: "
-                               f"{exc.strerror or exc}")
+            self.metrics = listen(self.opts.metrics_port, self.env, self._since_progress, self._since_output)
+            if self.metrics is None:
                 return ExitCode.USAGE
             self._say(f"metrics at {self.metrics.url}")
         self.stack_dir = Path(tempfile.mkdtemp(prefix="trainmedic-stacks-"))

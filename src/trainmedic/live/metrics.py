@@ -72,3 +72,13 @@ class Metrics:
     def close(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+def listen(port: int, env: Any, since_progress: Callable[[], float],
+           since_output: Callable[[], float]) -> Metrics | None:
+    """The endpoint for `run` and `watch`; None after one error line when the port cannot be opened."""
+    try:
+        return Metrics(port, since_progress=since_progress, since_output=since_output)
+    except OSError as exc:
+        env.error(f"--metrics-port {port}: cannot listen on 127.0.0.1: {exc.strerror or exc}")
+        return None
