@@ -58,7 +58,7 @@ class TorchProbe:
     time_limit = IMPORT_TIMEOUT + 10.0
 
     def run(self, ctx: ProbeContext) -> Check:
-        here = "torch" in sys.modules and ctx.python in ("", sys.executable)
+        here = "torch" in sys.modules and ctx.python == sys.executable
         if here:
             info = _in_process()
         else:
