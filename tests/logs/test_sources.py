@@ -129,10 +129,12 @@ def test_a_200_mb_line_costs_little_memory(tmp_path: Path) -> None:
         for _ in range(200):
             f.write(chunk)
         f.write(b"\n[rank3]: RuntimeError: received 0 items of ancdata\n")
+    # VmHWM, not ru_maxrss: Linux carries the forking parent's RSS into the child's ru_maxrss across
+    # exec, so a big pytest worker would be measured instead of trainmedic.
     code = (
-        "import resource, sys, json; from trainmedic.api import diagnose; d = diagnose([sys.argv[1]]); "
-        "print(json.dumps([d.primary.id, d.primary.rank, d.primary.evidence[0].line, "
-        "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss]))"
+        "import re, sys, json; from trainmedic.api import diagnose; d = diagnose([sys.argv[1]]); "
+        "hwm = int(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1)); "
+        "print(json.dumps([d.primary.id, d.primary.rank, d.primary.evidence[0].line, hwm]))"
     )
     proc = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120,
                           check=True)
