@@ -41,16 +41,20 @@ class BlockSplitter:
                 return None
             chunk = chunk[nl + 1 :]
             self._skipping = False
-        data = self._carry + chunk if self._carry else chunk
-        cut = data.rfind(b"\n")
+        cut = chunk.rfind(b"\n")
         if cut < 0:
+            data = self._carry + chunk if self._carry else chunk
             if len(data) > self.max_line:
                 self._carry, self._skipping = b"", True
                 return strip_ansi(data[: self.max_line] + b"\n")
             self._carry = data
             return None
-        self._carry = data[cut + 1 :]
-        head = data[: cut + 1]
+        # One copy per block: the held-back line and the chunk up to its last newline.
+        if cut == len(chunk) - 1 and not self._carry:
+            head = chunk
+        else:
+            head = b"".join((self._carry, memoryview(chunk)[: cut + 1]))
+        self._carry = chunk[cut + 1 :]
         if len(self._carry) > self.max_line:
             head += self._carry[: self.max_line] + b"\n"
             self._carry, self._skipping = b"", True

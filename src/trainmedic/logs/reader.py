@@ -26,7 +26,7 @@ LOOKAHEAD = 1 << 20  # how far into the next block a traceback or summary may ru
 TAIL = 256 << 10  # bytes at the end of each input read line by line for progress
 MAX_HITS_PER_PATTERN = 400  # a failure repeated a million times needs only its first and last lines
 HEAD_SAMPLE = 4 * 1024  # bytes at the start of each sampling region whose line prefixes reveal ranks
-SAMPLE_EVERY = 1 << 20  # sampling regions, fixed in file offsets
+SAMPLE_EVERY = 4 << 20  # sampling regions, fixed in file offsets
 BEHIND = 64 * 1024  # how far back a summary record may look for its host and time
 PARALLEL_MIN_BYTES = 64 << 20  # plain files this large are scanned in ranges, one process per core
 
