@@ -173,3 +173,25 @@ def test_getitem_exception_wrapping_a_known_cause_names_the_cause() -> None:
     d = diagnose_with("\n".join(plain).encode() + b"\n")
     assert d["primary"]["id"] == "dataloader-worker-failure/getitem-exception"
     assert any("Caught ValueError" in e["text"] for e in d["primary"]["evidence"])
+
+
+def test_a_gpu_fault_on_one_rank_explains_the_nccl_timeouts_elsewhere() -> None:
+    lines = [*_steps(0), *_steps(1), *_steps(2), *_steps(3),
+             "[rank3]: Traceback (most recent call last):",
+             '[rank3]:   File "/opt/train.py", line 120, in <module>',
+             "[rank3]:     loss.backward()",
+             "[rank3]: RuntimeError: CUDA error: an illegal memory access was encountered",
+             *[WATCHDOG.format(r=r) for r in (0, 1, 2)],
+             *[SIGTERM.format(r=r) for r in (0, 1, 2)]]
+    d = diagnose_with("\n".join(lines).encode() + b"\n")
+    assert (d["primary"]["id"], d["primary"]["rank"]) == ("cuda-illegal-memory-access/illegal-address", 3)
+    assert {c["rank"] for c in d["collateral"] if c["id"].startswith("nccl-timeout/")} == {0, 1, 2}
+
+
+def test_an_xid_in_the_kernel_log_explains_a_rank_that_died_silently() -> None:
+    log = [*_steps(0), *_steps(1), *[WATCHDOG.format(r=r) for r in (0, 1)]]
+    dmesg = ["[Sun Nov 29 16:29:20 2026] NVRM: Xid (PCI:0000:3b:00): 79, pid=4712, name=python, "
+             "GPU has fallen off the bus."]
+    d = diagnose_with([("torchrun.log", "\n".join(log).encode() + b"\n"), ("dmesg.txt", "\n".join(dmesg).encode() + b"\n")])
+    assert d["primary"]["id"] == "nvidia-xid/fallen-off-bus"
+    assert {c["rank"] for c in d["collateral"]} == {0, 1}
