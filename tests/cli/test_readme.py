@@ -4,6 +4,7 @@ and the options it shows for diagnose are real."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from tests.conftest import ROOT, run_cli
 from trainmedic.cli.main import COMMANDS
@@ -41,3 +42,18 @@ def test_exit_codes_in_the_readme_are_the_enum() -> None:
 
     for code in ExitCode:
         assert f"`{int(code)}`" in README
+
+
+def test_progress_bar_on_a_terminal_for_inputs_over_50_mb(tmp_path: Path) -> None:
+    path = tmp_path / "big.log"
+    line = b"[rank0]: step 1 loss 0.5 " + b"x" * 100 + b"\n"
+    with path.open("wb") as f:
+        for _ in range(52 * 1024 * 1024 // len(line) + 1):
+            f.write(line)
+        f.write(b"[rank1]: RuntimeError: received 0 items of ancdata\n")
+    shown = run_cli("diagnose", str(path), tty=True)
+    assert shown.code == 1 and "reading logs" in shown.err
+    quiet = run_cli("diagnose", str(path), "--no-progress", tty=True)
+    assert "reading logs" not in quiet.err
+    piped = run_cli("diagnose", str(path))
+    assert piped.err == ""

@@ -100,7 +100,7 @@ class _progress:
         from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
 
         self._bar = Progress("reading logs", BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-                             console=Console(file=env.stderr), transient=True)
+                             console=Console(file=env.stderr, force_terminal=env.stderr_isatty), transient=True)
         self._total = total
 
     def __enter__(self) -> Callable[[int], None]:
