@@ -71,9 +71,21 @@ def test_cancelling_a_parallel_scan_leaves_no_worker_behind(tmp_path: Path, monk
     def cancel(_n: int) -> None:
         raise _Cancel
 
+    def children() -> set[int]:
+        out = set()
+        for p in psutil.Process().children(recursive=True):
+            try:
+                if "resource_tracker" not in " ".join(p.cmdline()):
+                    out.add(p.pid)
+            except psutil.Error:
+                continue
+        return out
+
+    before = children()  # other tests' servers may share this worker process
     with pytest.raises(_Cancel):
         par.scan(Source(str(path), path, path.stat().st_size), on_bytes=cancel)
-    alive = [p for p in psutil.Process().children(recursive=True)
-             if p.is_running() and p.status() != "zombie" and "resource_tracker" not in " ".join(p.cmdline())]
-    for p in alive:  # the pool's processes are terminated, not awaited: give them a moment
-        p.wait(timeout=10)
+    for pid in children() - before:  # terminated, not awaited: give them a moment to go
+        try:
+            psutil.Process(pid).wait(timeout=10)
+        except psutil.NoSuchProcess:
+            continue
