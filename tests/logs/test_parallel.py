@@ -14,12 +14,12 @@ from trainmedic.logs.sources import Source
 from trainmedic.reason.engine import Context, reason
 
 
-def _big_log(path: Path, seed: int) -> None:
+def _big_log(path: Path, seed: int, lines: int = 220_000) -> None:
     rng = random.Random(seed)
     tb = ["Traceback (most recent call last):", '  File "train.py", line 9, in <module>', "    for b in loader:",
           "RuntimeError: DataLoader worker (pid 77) is killed by signal: Killed. "]
     with path.open("w") as f:
-        for i in range(220_000):
+        for i in range(lines):
             r = rng.randrange(4)
             f.write(f"[rank{r}]: step {i} loss 0.{i % 97} lr 3e-4 {'x' * rng.randrange(60)}\n")
             if i % 20_011 == 0:  # tracebacks land on range boundaries sooner or later
@@ -61,14 +61,22 @@ def test_cancelling_a_parallel_scan_leaves_no_worker_behind(tmp_path: Path, monk
     import psutil
 
     path = tmp_path / "train.log"
-    _big_log(path, 3)
+    _big_log(path, 3, lines=900_000)
     base = get_reader(load_library())
     par = Reader(base.patterns, base.backend)
     par.library_root = base.library_root
     par.parallel_min_bytes = 1
     monkeypatch.setenv("TRAINMEDIC_JOBS", "3")
 
+    calls = []
+
     def cancel(_n: int) -> None:
+        calls.append(_n)
+        if len(calls) == 1:
+            import time
+
+            time.sleep(3)  # let the workers start on their ranges
+            return
         raise _Cancel
 
     def children() -> set[int]:
@@ -89,6 +97,6 @@ def test_cancelling_a_parallel_scan_leaves_no_worker_behind(tmp_path: Path, monk
         par.scan(Source(str(path), path, path.stat().st_size), on_bytes=cancel)
     for pid in children() - before:  # terminated, not awaited: give them a moment to go
         try:
-            psutil.Process(pid).wait(timeout=5)
+            psutil.Process(pid).wait(timeout=2)
         except psutil.NoSuchProcess:
             continue
