@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from trainmedic.model import Diagnosis
+from trainmedic.model import Diagnosis, Finding
 
 HEADLINES = {
     "failure": "The run failed",
@@ -21,6 +21,16 @@ def when(t: float | None) -> str:
 
 def rank_label(rank: int | None) -> str:
     return f"rank {rank}" if rank is not None else "no rank"
+
+
+def where(p: Finding) -> str:
+    """Rank, host and time of a finding, as one phrase."""
+    parts = [rank_label(p.rank)]
+    if p.host:
+        parts.append(f"host {p.host}")
+    if p.time is not None:
+        parts.append(when(p.time))
+    return ", ".join(parts)
 
 
 def collateral_by_rank(d: Diagnosis) -> list[tuple[str, list[str]]]:

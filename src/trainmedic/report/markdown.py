@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from trainmedic.model import Diagnosis
-from trainmedic.report.common import HEADLINES, collateral_by_rank, rank_label, when
+from trainmedic.report.common import HEADLINES, collateral_by_rank, rank_label, where
 
 
 def _code(text: str) -> str:
@@ -23,12 +23,7 @@ def render(d: Diagnosis, out: TextIO, _color: bool = False) -> None:
         w("No initiating failure, collateral failure or stall was found in the inputs.\n")
     else:
         w(f"**{p.title}** (`{p.id}`), confidence {p.confidence:.0%}\n\n")
-        where = [rank_label(p.rank)]
-        if p.host:
-            where.append(f"host {p.host}")
-        if p.time is not None:
-            where.append(when(p.time))
-        w(f"- Where: {', '.join(where)}\n- Why: {p.why}\n\n")
+        w(f"- Where: {where(p)}\n- Why: {p.why}\n\n")
         if p.evidence:
             w("### Evidence\n\n")
             w(_code("\n".join(f"{e.path}:{e.line} [{rank_label(e.rank)}] {e.text}" for e in p.evidence)))

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from trainmedic.model import Diagnosis
-from trainmedic.report.common import HEADLINES, collateral_by_rank, rank_label, when
+from trainmedic.report.common import HEADLINES, collateral_by_rank, rank_label, where
 
 _STYLE = {"failure": "bold red", "hang": "bold yellow", "healthy": "bold green"}
 
@@ -21,13 +21,8 @@ def render(d: Diagnosis, out: TextIO, color: bool = False) -> None:
     if p is None:
         con.print(f"{head}: no initiating failure, collateral failure or stall was found.")
     else:
-        where = [rank_label(p.rank)]
-        if p.host:
-            where.append(f"host {escape(p.host)}")
-        if p.time is not None:
-            where.append(when(p.time))
         con.print(f"{head}: [bold]{escape(p.title)}[/]")
-        con.print(f"  id [cyan]{p.id}[/]   confidence [bold]{p.confidence:.0%}[/]   {', '.join(where)}")
+        con.print(f"  id [cyan]{p.id}[/]   confidence [bold]{p.confidence:.0%}[/]   {escape(where(p))}")
         con.print(f"  {escape(p.why)}")
         if p.evidence:
             con.print("[bold]Evidence[/]")

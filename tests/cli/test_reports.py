@@ -1,0 +1,35 @@
+"""The text and markdown reports of the bundled example say what `make demo` promises: the initiating
+rank, the collateral ranks, the fix and the missing facts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import ROOT, run_cli
+
+EXAMPLE = str(ROOT / "examples" / "ddp-worker-killed")
+
+
+def test_text_report_names_the_initiating_and_collateral_ranks() -> None:
+    res = run_cli("diagnose", EXAMPLE)
+    assert res.code == 1
+    assert "dataloader-worker-failure/worker-killed" in res.out
+    assert "rank 2" in res.out.splitlines()[1]
+    for rank in (0, 1, 3):
+        assert f"  rank {rank}: " in res.out
+    assert "Missing facts" in res.out and "dmesg" in res.out
+
+
+def test_markdown_report_is_a_ticket() -> None:
+    res = run_cli("diagnose", EXAMPLE, "--format", "markdown")
+    assert res.out.startswith("## trainmedic: The run failed")
+    assert "- Where: rank 2" in res.out
+    assert "### Collateral" in res.out and "### Missing facts" in res.out
+    assert res.out.count("```") % 2 == 0
+
+
+def test_healthy_text_report(tmp_path: Path) -> None:
+    log = tmp_path / "ok.log"
+    log.write_text("step 1\nstep 2\nTraining completed.\n")
+    res = run_cli("diagnose", str(log))
+    assert res.code == 0 and "No failure found" in res.out
