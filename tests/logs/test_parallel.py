@@ -100,3 +100,27 @@ def test_cancelling_a_parallel_scan_leaves_no_worker_behind(tmp_path: Path, monk
             psutil.Process(pid).wait(timeout=2)
         except psutil.NoSuchProcess:
             continue
+
+
+@pytest.mark.slow
+def test_with_threads_running_the_workers_are_spawned_and_agree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    path = tmp_path / "train.log"
+    _big_log(path, 5)
+    lib = load_library()
+    base = get_reader(lib)
+    seq = Reader(base.patterns, base.backend, parallel=False)
+    par = Reader(base.patterns, base.backend)
+    par.library_root = base.library_root
+    par.parallel_min_bytes = 1
+    monkeypatch.setenv("TRAINMEDIC_JOBS", "2")
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, daemon=True)  # e.g. a progress bar: fork would be unsafe
+    other.start()
+    try:
+        src = Source(str(path), path, path.stat().st_size)
+        a, b = seq.scan(src), par.scan(src)
+    finally:
+        stop.set()
+    assert (a.lines, a.matches, a.tracebacks, a.progress) == (b.lines, b.matches, b.tracebacks, b.progress)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import threading
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -162,11 +163,17 @@ def scan_parallel(reader: Reader, source: Source, on_bytes: Callable[[int], None
     # The first range also does the binary check; scan it here while the others run in their processes.
     first_state = ScanState(reader, InputScan(source), rank_from_path(source.name), host_from_path(source.name))
     library_root = _library_root(reader)
-    ctx = mp.get_context("spawn")  # no fork: the caller may run threads (a progress bar, a live watcher)
     args: list[tuple[Any, ...]] = [(source.name, str(source.path), cuts[i], cuts[i + 1], i == len(cuts) - 2)
                                    for i in range(1, len(cuts) - 1)]
-    pool = ProcessPoolExecutor(max_workers=len(args), mp_context=ctx, initializer=_init,
-                               initargs=(library_root, reader.backend, reader.block_size))
+    if threading.active_count() == 1 and "fork" in mp.get_all_start_methods():
+        # Nothing else runs in this process: fork is safe, starts in milliseconds, and the workers
+        # inherit the compiled reader instead of importing and loading it again.
+        _WORKER["reader"] = reader
+        pool = ProcessPoolExecutor(max_workers=len(args), mp_context=mp.get_context("fork"))
+    else:
+        # Threads are running (a progress bar, an editor's server): fork could copy a held lock.
+        pool = ProcessPoolExecutor(max_workers=len(args), mp_context=mp.get_context("spawn"), initializer=_init,
+                                   initargs=(library_root, reader.backend, reader.block_size))
     try:
         futures = [pool.submit(_scan_range, *a) for a in args]
         with source.path.open("rb") as f:
