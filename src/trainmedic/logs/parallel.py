@@ -156,7 +156,11 @@ def scan_parallel(reader: Reader, source: Source, on_bytes: Callable[[int], None
     if compression_of(head) is not None:
         return None
     size = source.size or source.path.stat().st_size
-    head_start = float(os.environ.get("TRAINMEDIC_HEAD_START", "0.05"))  # tuning knob, measured in benchmarks/
+    # fork is safe only when nothing else runs in this process; then the workers start at once.
+    use_fork = threading.active_count() == 1 and "fork" in mp.get_all_start_methods()
+    # Spawned workers need ~0.2 s to start: this process takes a little more of the file meanwhile.
+    default_head_start = "0.0" if use_fork else "0.05"
+    head_start = float(os.environ.get("TRAINMEDIC_HEAD_START", default_head_start))  # measured in benchmarks/
     cuts = _line_starts(source.path, size, jobs, head_start)
     if len(cuts) < 3:
         return None
@@ -165,7 +169,7 @@ def scan_parallel(reader: Reader, source: Source, on_bytes: Callable[[int], None
     library_root = _library_root(reader)
     args: list[tuple[Any, ...]] = [(source.name, str(source.path), cuts[i], cuts[i + 1], i == len(cuts) - 2)
                                    for i in range(1, len(cuts) - 1)]
-    if threading.active_count() == 1 and "fork" in mp.get_all_start_methods():
+    if use_fork:
         # Nothing else runs in this process: fork is safe, starts in milliseconds, and the workers
         # inherit the compiled reader instead of importing and loading it again.
         _WORKER["reader"] = reader
