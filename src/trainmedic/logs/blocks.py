@@ -17,8 +17,8 @@ MAX_LINE = 1 << 20
 _ANSI = re.compile(rb"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\n]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 
 
-def strip_ansi(block: bytes) -> bytes:
-    return _ANSI.sub(b"", block) if b"\x1b" in block else block
+def strip_ansi(block: bytes | bytearray) -> bytes:
+    return _ANSI.sub(b"", block) if b"\x1b" in block else bytes(block)
 
 
 class BlockSplitter:

@@ -9,6 +9,7 @@ so they stay sequential.
 
 from __future__ import annotations
 
+import io
 import multiprocessing as mp
 import os
 import threading
@@ -77,6 +78,42 @@ def _scan_range(name: str, path: str, start: int, end: int, last: bool) -> Input
     return scan_range(_WORKER["reader"], Source(name, Path(path), end - start), start, end, last)
 
 
+def feed_range(state: ScanState, f: io.BufferedReader, start: int, end: int,
+               on_bytes: Callable[[int], None] | None = None) -> None:
+    """Read [start, end) into fresh buffers cut at line ends, one copy per byte (the kernel's)."""
+    f.seek(start)
+    pos, carry, fast = start, b"", True
+    while pos < end:
+        want = min(_READ, end - pos)
+        if not fast:
+            chunk = f.read(want)
+            if not chunk:
+                break
+            state.feed(chunk)
+            pos += len(chunk)
+        else:
+            buf = bytearray(len(carry) + want)
+            buf[: len(carry)] = carry
+            n = f.readinto(memoryview(buf)[len(carry):])
+            if not n:
+                break
+            pos += n
+            if len(carry) + n < len(buf):
+                del buf[len(carry) + n :]
+            cut = buf.rfind(b"\n")
+            if cut < 0:  # a line longer than a read: the splitter bounds it from here on
+                fast, carry = False, b""
+                state.feed(bytes(buf))
+            else:
+                carry = bytes(memoryview(buf)[cut + 1 :])
+                del buf[cut + 1 :]
+                state.feed_block(buf)
+        if on_bytes is not None:
+            on_bytes(want)
+    if carry:
+        state.feed(carry)
+
+
 def scan_range(reader: Reader, source: Source, start: int, end: int, last: bool) -> InputScan:
     """Scan bytes [start, end) of a plain file, as part of a whole-file scan."""
     assert source.path is not None
@@ -86,13 +123,7 @@ def scan_range(reader: Reader, source: Source, start: int, end: int, last: bool)
         if start:
             f.seek(max(0, start - BEHIND))
             state.start_at(start, f.read(start - max(0, start - BEHIND)))
-        pos = start
-        while pos < end:
-            chunk = f.read(min(_READ, end - pos))
-            if not chunk:
-                break
-            state.feed(chunk)
-            pos += len(chunk)
+        feed_range(state, f, start, end)
         if not last:
             state.limit()
             state.feed(f.read(LOOKAHEAD))
@@ -181,15 +212,7 @@ def scan_parallel(reader: Reader, source: Source, on_bytes: Callable[[int], None
     try:
         futures = [pool.submit(_scan_range, *a) for a in args]
         with source.path.open("rb") as f:
-            pos = 0
-            while pos < cuts[1]:
-                chunk = f.read(min(_READ, cuts[1] - pos))
-                if not chunk:
-                    break
-                first_state.feed(chunk)
-                pos += len(chunk)
-                if on_bytes is not None:
-                    on_bytes(len(chunk))  # may raise to cancel (an editor dropped the request)
+            feed_range(first_state, f, 0, cuts[1], on_bytes)  # on_bytes may raise to cancel (an editor)
             first_state.limit()
             first_state.feed(f.read(LOOKAHEAD))
         parts = [first_state.finish(tail=False)]

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from trainmedic.logs.attribution import host_from_path, parse_time, rank_from_path, split_prefix
-from trainmedic.logs.blocks import BLOCK, MAX_LINE, BlockSplitter
+from trainmedic.logs.blocks import BLOCK, MAX_LINE, BlockSplitter, strip_ansi
 from trainmedic.logs.sources import InputError, Source, looks_binary
 from trainmedic.logs.tracebacks import assemble_traceback
 from trainmedic.model import InputSummary, Line, Match, RankProgress, Traceback
@@ -420,6 +420,24 @@ class ScanState:
             data, self._head = self._head, None
             self._sniff(data)
         self._add(data)
+        self._step(force=False)
+
+    def feed_block(self, block: bytearray) -> None:
+        """Whole lines the caller read itself (a file range read into a fresh buffer): queued without
+        the splitter's copy. Only valid while the splitter holds no partial line."""
+        if self._head is not None:
+            if self._head:
+                self._release_head()
+            else:
+                self._head = None
+                self._sniff(bytes(block[: self.SNIFF]))
+        if self._splitter.pending:
+            self._add(bytes(block))
+        else:
+            # bytearray offers every bytes method the scan uses, so the block is queued as read.
+            ready: bytes = strip_ansi(block) if b"\x1b" in block else block  # type: ignore[assignment]
+            self._queue.append(ready)
+            self._queued += len(ready)
         self._step(force=False)
 
     def _sniff(self, head: bytes) -> None:
