@@ -72,8 +72,7 @@ def diagnose(
 
 
 def _from_bytes(data: bytes, library: Library | None, facts: Iterable[Fact], backend: str | None) -> Diagnosis:
-    src = Source("<text>", None, len(data))
-    return diagnose_sources([src], library=library, facts=facts, stdin=io.BytesIO(data), backend=backend)
+    return diagnose_files([("<text>", data)], library=library, facts=facts, backend=backend)
 
 
 def diagnose_files(

@@ -123,11 +123,8 @@ def _link_kills(ctx: Context, events: list[Event]) -> tuple[list[Event], set[int
     return [e for e in out if e.order not in used], confirmed
 
 
-def _rank_from_summary(event: Event, records: list[SummaryRecord]) -> int | None:
-    if event.pid is not None:
-        for r in records:
-            if r.pid == event.pid:
-                return r.rank
+def _rank_from_summary(records: list[SummaryRecord]) -> int | None:
+    """The one rank the launcher saw fail on its own (pids were already mapped to ranks in reason())."""
     failed = [r for r in records if r.exitcode not in (None, -15, 0)]
     if len({r.rank for r in failed}) == 1:
         return failed[0].rank
@@ -233,7 +230,7 @@ def reason(ctx: Context) -> Diagnosis:
     # launcher's summary for what is still unranked.
     initiating = _adopt_ranks([e for e in events if e.role == "initiating"])
     initiating = [
-        replace(e, rank=_rank_from_summary(e, records)) if e.rank is None and records else e for e in initiating
+        replace(e, rank=_rank_from_summary(records)) if e.rank is None and records else e for e in initiating
     ]
     collateral_events = [e for e in events if e.role in ("cascade", "teardown")]
     context: list[Event] = []

@@ -86,7 +86,6 @@ class HyperscanScanner:
 
         from trainmedic import cache
 
-        self._hs = hyperscan
         expressions = [p.regex.encode() for p in patterns.patterns]
         flags = [
             # MULTILINE: a `$` means end of line in a block, as it does in a per-line search.
