@@ -12,14 +12,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from trainmedic.model import Cause, Entry, Fingerprint
+from trainmedic.model import CODE_KEYS, Cause, Entry, Fingerprint, LibraryError
+
+__all__ = ["CODE_KEYS", "LIBRARY_DIR", "Library", "LibraryError", "load_entry", "load_library"]
 
 LIBRARY_DIR = Path(__file__).parent / "library"
-CODE_KEYS = ("pytorch", "hf_trainer", "deepspeed", "lightning")
-
-class LibraryError(ValueError):
-    """A library file that cannot be used; the message names the file and the fix."""
-
 
 
 def newline_problem(regex: str) -> str | None:
@@ -73,6 +70,33 @@ class Library:
             for fp in cause.fingerprints:
                 yield cause, fp
 
+    # ------------------------------------------------------------ how causes relate (library data)
+
+    @functools.cached_property
+    def kill_records(self) -> frozenset[str]:
+        """Causes that are kernel/cgroup OOM records: they confirm the kill of the pid they name."""
+        return frozenset(c.full_id for c in self.causes() if c.kill_record)
+
+    @functools.cached_property
+    def kills(self) -> dict[str, str]:
+        """kill cause -> the cause it becomes once an OOM record confirms it."""
+        return {c.full_id: c.confirmed_as for c in self.causes() if c.confirmed_as}
+
+    @functools.cached_property
+    def wrappers(self) -> frozenset[str]:
+        return frozenset(c.full_id for c in self.causes() if c.wrapper)
+
+    @functools.cached_property
+    def in_worker(self) -> dict[str, str]:
+        return {c.full_id: c.in_worker for c in self.causes() if c.in_worker}
+
+    def worker_marks(self, entry_id: str | None = None) -> tuple[str, ...]:
+        """Substrings that place a line in a worker process (of one entry, or of any)."""
+        return tuple(m for e in self.entries if entry_id in (None, e.id) for m in e.worker_marks)
+
+    def has_workers(self, entry_id: str) -> bool:
+        return bool(self.worker_marks(entry_id))
+
     def resolve(self, ident: str) -> tuple[Entry, Cause | None]:
         """`entry`, `entry/cause` or an alias -> (entry, cause or None); KeyError if unknown."""
         entry_id, _, cause_id = ident.partition("/")
@@ -99,6 +123,9 @@ def _check_links(entries: list[Entry]) -> None:
             for comp in c.competes:
                 if comp not in causes:
                     raise LibraryError(f"{c.full_id}: competes with unknown cause {comp!r}")
+            for key, target in (("confirmed_as", c.confirmed_as), ("in_worker", c.in_worker)):
+                if target is not None and target not in causes:
+                    raise LibraryError(f"{c.full_id}: {key} names unknown cause {target!r}")
         cids = [c.id for c in e.causes]
         if len(cids) != len(set(cids)):
             raise LibraryError(f"{e.id}: cause ids must be unique within an entry")
@@ -117,10 +144,10 @@ def _load(root: Path) -> Library:
     paths = sorted(root.glob("*/*.yaml"))
     if not paths:
         raise LibraryError(f"no library files found under {root}")
-    from trainmedic import __version__, cache
+    from trainmedic import cache
 
     try:
-        key = cache.digest([__version__.encode(), str(root.resolve()).encode()]
+        key = cache.digest([*_code_digest(), str(root.resolve()).encode()]
                            + [p.name.encode() + b"\0" + p.read_bytes() for p in paths])
     except OSError as exc:
         raise LibraryError(f"cannot read the library under {root}: {exc}") from exc
@@ -137,6 +164,14 @@ def _load(root: Path) -> Library:
     lib = Library(tuple(entries))
     cache.write("library", key, pickle.dumps(lib, protocol=pickle.HIGHEST_PROTOCOL))
     return lib
+
+
+@functools.cache
+def _code_digest() -> tuple[bytes, ...]:
+    """The code that turns YAML into a Library: a change to it invalidates cached libraries, so a
+    new field never reads back as its default from an older pickle."""
+    here = Path(__file__).parent
+    return tuple((here / name).read_bytes() for name in ("catalog.py", "model.py", "schema.py"))
 
 
 @functools.cache

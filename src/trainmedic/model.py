@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 Role = Literal["initiating", "cascade", "teardown", "progress", "benign"]
 Verdict = Literal["failure", "hang", "healthy"]
 
 SCHEMA = "trainmedic.diagnosis/v1"
+CODE_KEYS = ("pytorch", "hf_trainer", "deepspeed", "lightning")  # the frameworks an entry shows code for
+
+
+class LibraryError(ValueError):
+    """A library file that cannot be used; the message names the file and the fix."""
 
 
 class ExitCode(enum.IntEnum):
@@ -44,6 +50,7 @@ class Fingerprint:
 class MissingFact:
     fact: str
     command: str
+    topic: str | None = None  # the probe topic whose facts answer it ("kernel", "nofile", "shm", "memory")
 
 
 @dataclass(frozen=True)
@@ -58,6 +65,11 @@ class Cause:
     prevention: tuple[str, ...]
     missing: tuple[MissingFact, ...] = ()
     competes: tuple[str, ...] = ()
+    # How this cause relates to others (library data the reasoner reads; see docs/architecture.md):
+    confirmed_as: str | None = None  # a kill that a kernel OOM record for its pid turns into this cause
+    kill_record: bool = False  # a kernel/cgroup OOM record: it confirms kills of the pid it names
+    wrapper: bool = False  # a wrapper exception: a known initiating cause inside it is the finding
+    in_worker: str | None = None  # what this cause is when it happens inside one of the entry's workers
     entry_id: str = ""
 
     @property
@@ -87,6 +99,7 @@ class Entry:
     related: tuple[str, ...]
     references: tuple[str, ...]
     aliases: tuple[str, ...] = ()
+    worker_marks: tuple[str, ...] = ()  # substrings that place a line in one of this entry's worker processes
     source: str = ""
 
     def cause(self, cause_id: str) -> Cause:
@@ -267,6 +280,69 @@ class RankProgress:
 
     def to_json(self) -> dict[str, Any]:
         return {"rank": self.rank, "step": self.step, "path": self.path, "line": self.line, "text": self.text}
+
+
+@dataclass(frozen=True)
+class SummaryRecord:
+    """One rank's record in torchrun's failure summary (ChildFailedError)."""
+
+    rank: int
+    local_rank: int
+    host: str | None
+    exitcode: int | None
+    pid: int | None
+    traceback: str
+    root_cause: bool
+    path: str
+    line: int
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    """What the scan of one input hands the reasoner: the contract between `logs/` and `reason/`.
+
+    Frozen, so a parallel scan, a live snapshot and a renamed rotation are all new values made by
+    `relocated`, never field-by-field copies that can miss a field.
+    """
+
+    path: str  # the input's name: a path, "<text>", an upload's or a stream's name
+    bytes: int = 0
+    lines: int = 0
+    ranks: frozenset[int] = frozenset()
+    matches: tuple[Match, ...] = ()
+    tracebacks: tuple[Traceback, ...] = ()
+    summaries: tuple[SummaryRecord, ...] = ()
+    world_sizes: frozenset[int] = frozenset()
+    progress: Mapping[int | None, RankProgress] = field(default_factory=dict)
+    tqdm_incomplete: Mapping[int | None, bool] = field(default_factory=dict)
+    done: bool = False  # the log printed a line that says training finished
+    last_line_rank: Mapping[int | None, int] = field(default_factory=dict)
+    dropped: Mapping[str, int] = field(default_factory=dict)  # fingerprint key -> hits not kept
+
+    def summary(self) -> InputSummary:
+        return InputSummary(self.path, self.bytes, self.lines, tuple(sorted(self.ranks)))
+
+    def relocated(self, *, path: str | None = None, line_offset: int = 0) -> ScanResult:
+        """The same findings under another name (a rotated file) and/or shifted by the lines before
+        them (a range of a file scanned on its own)."""
+        old, new = self.path, path or self.path
+
+        def at(p: str) -> str:
+            return new if p == old else p
+
+        def line(ln: Line) -> Line:
+            return replace(ln, path=at(ln.path), number=ln.number + line_offset)
+
+        return replace(
+            self,
+            path=new,
+            matches=tuple(replace(m, line=line(m.line)) for m in self.matches),
+            tracebacks=tuple(replace(t, path=at(t.path), first_line=t.first_line + line_offset,
+                                     last_line=t.last_line + line_offset) for t in self.tracebacks),
+            summaries=tuple(replace(r, path=at(r.path), line=r.line + line_offset) for r in self.summaries),
+            progress={k: replace(p, path=at(p.path), line=p.line + line_offset) for k, p in self.progress.items()},
+            last_line_rank={k: v + line_offset for k, v in self.last_line_rank.items()},
+        )
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from trainmedic.catalog import CODE_KEYS, LibraryError
-from trainmedic.model import Cause, Entry, Fingerprint, MissingFact, Symptom
+from trainmedic.model import CODE_KEYS, Cause, Entry, Fingerprint, LibraryError, MissingFact, Symptom
 
 _KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when the wheel has it: much faster
@@ -103,6 +102,9 @@ class FingerprintSpec(_Strict):
 class MissingSpec(_Strict):
     fact: str = Field(min_length=3)
     command: str = Field(min_length=2)
+    # The probe topic whose facts answer it: once `--probe`, `--facts` or `--dmesg` gave facts on it,
+    # the fact is no longer missing.
+    topic: Literal["kernel", "nofile", "shm", "memory"] | None = None
 
 
 class CauseSpec(_Strict):
@@ -116,6 +118,10 @@ class CauseSpec(_Strict):
     prevention: list[str] = Field(min_length=1)
     missing: list[MissingSpec] = []
     competes: list[str] = []
+    confirmed_as: str | None = None
+    kill_record: bool = False
+    wrapper: bool = False
+    in_worker: str | None = None
 
     _check_id = field_validator("id")(_kebab)
 
@@ -140,6 +146,7 @@ class EntrySpec(_Strict):
     related: list[str] = []
     references: list[str] = Field(min_length=1)
     aliases: list[str] = []
+    worker_marks: list[str] = []
 
     _check_id = field_validator("id")(_kebab)
     _check_category = field_validator("category")(_kebab)
@@ -176,8 +183,12 @@ def _to_entry(spec: EntrySpec, source: str) -> Entry:
             fix=tuple(c.fix),
             verify=tuple(c.verify),
             prevention=tuple(c.prevention),
-            missing=tuple(MissingFact(m.fact, m.command) for m in c.missing),
+            missing=tuple(MissingFact(m.fact, m.command, m.topic) for m in c.missing),
             competes=tuple(c.competes),
+            confirmed_as=c.confirmed_as,
+            kill_record=c.kill_record,
+            wrapper=c.wrapper,
+            in_worker=c.in_worker,
             entry_id=spec.id,
         )
         for c in spec.causes
@@ -197,6 +208,7 @@ def _to_entry(spec: EntrySpec, source: str) -> Entry:
         related=tuple(spec.related),
         references=tuple(spec.references),
         aliases=tuple(spec.aliases),
+        worker_marks=tuple(spec.worker_marks),
         source=source,
     )
 

@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from trainmedic.api import get_reader
+from trainmedic.api import Diagnoser
 from trainmedic.catalog import load_library
 from trainmedic.logs.reader import Reader
 from trainmedic.logs.sources import Source
-from trainmedic.reason.engine import Context, reason
 
 
 def _big_log(path: Path, seed: int, lines: int = 220_000) -> None:
@@ -37,10 +36,9 @@ def test_parallel_ranges_equal_one_sequential_scan(tmp_path: Path, seed: int, mo
     path = tmp_path / "train.log"
     _big_log(path, seed)
     lib = load_library()
-    base = get_reader(lib)
+    base = Diagnoser(lib).reader
     seq = Reader(base.patterns, base.backend, parallel=False)
     par = Reader(base.patterns, base.backend)
-    par.library_root = base.library_root
     par.parallel_min_bytes = 1
     monkeypatch.setenv("TRAINMEDIC_JOBS", "3")
     src = Source(str(path), path, path.stat().st_size)
@@ -49,7 +47,7 @@ def test_parallel_ranges_equal_one_sequential_scan(tmp_path: Path, seed: int, mo
     assert a.matches == b.matches
     assert a.tracebacks == b.tracebacks
     assert a.progress == b.progress
-    assert reason(Context(lib, [a])).to_json() == reason(Context(lib, [b])).to_json()
+    assert Diagnoser(lib).reason([a]).to_json() == Diagnoser(lib).reason([b]).to_json()
 
 
 class _Cancel(Exception):
@@ -62,9 +60,8 @@ def test_cancelling_a_parallel_scan_leaves_no_worker_behind(tmp_path: Path, monk
 
     path = tmp_path / "train.log"
     _big_log(path, 3, lines=900_000)
-    base = get_reader(load_library())
+    base = Diagnoser(load_library()).reader
     par = Reader(base.patterns, base.backend)
-    par.library_root = base.library_root
     par.parallel_min_bytes = 1
     monkeypatch.setenv("TRAINMEDIC_JOBS", "3")
 
@@ -109,10 +106,9 @@ def test_with_threads_running_the_workers_are_spawned_and_agree(tmp_path: Path, 
     path = tmp_path / "train.log"
     _big_log(path, 5)
     lib = load_library()
-    base = get_reader(lib)
+    base = Diagnoser(lib).reader
     seq = Reader(base.patterns, base.backend, parallel=False)
     par = Reader(base.patterns, base.backend)
-    par.library_root = base.library_root
     par.parallel_min_bytes = 1
     monkeypatch.setenv("TRAINMEDIC_JOBS", "2")
     stop = threading.Event()

@@ -9,7 +9,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from tests.lsp import logs
-from trainmedic.api import diagnose_files
+from trainmedic.api import Diagnoser, Named
 from trainmedic.catalog import load_library
 from trainmedic.lsp.analysis import (
     Job,
@@ -41,7 +41,7 @@ def test_page_url_is_local_unless_configured(tmp_path: Path) -> None:
 
 
 def test_marks_for_the_four_rank_log() -> None:
-    d = diagnose_files([("/runs/all.log", logs.TEXT.encode())])
+    d = Diagnoser().diagnose(Named("/runs/all.log", logs.TEXT.encode()))
     marks = build_marks(d, "/runs/all.log", load_library())
     assert [(m.line, m.kind, m.severity) for m in marks] == [
         (logs.BUS_ERROR, "evidence", "error"), (logs.KILLED_BY_SIGNAL, "evidence", "error"),
@@ -56,7 +56,7 @@ def test_marks_for_the_four_rank_log() -> None:
 
 def test_missing_facts_become_hints() -> None:
     text = "RuntimeError: DataLoader worker (pid 16648) is killed by signal: Killed.\n"
-    d = diagnose_files([("w.log", text.encode())])
+    d = Diagnoser().diagnose(Named("w.log", text.encode()))
     marks = build_marks(d, "w.log", load_library())
     hints = [m for m in marks if m.severity == "hint"]
     assert hints

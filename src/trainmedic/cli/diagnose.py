@@ -32,7 +32,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, env: Env) -> int:
-    from trainmedic.api import diagnose_sources
+    from trainmedic.api import Diagnoser
     from trainmedic.logs.sources import InputError, expand
     from trainmedic.report import FORMATS
 
@@ -55,8 +55,8 @@ def run(args: argparse.Namespace, env: Env) -> int:
             _progress(env, total) if show else nullcontext(None)
         )
         with bar_ctx as advance:
-            diagnosis = diagnose_sources(sources, library=library, stdin=env.stdin, backend=args.scanner,
-                                         on_bytes=advance, facts=facts)
+            diagnosis = Diagnoser(library, backend=args.scanner).diagnose(
+                sources, stdin=env.stdin, on_bytes=advance, facts=facts)
     except InputError as exc:
         env.error(str(exc))
         return ExitCode.USAGE

@@ -37,7 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, env: Env) -> int:
-    from trainmedic.logs.sources import InputError, expand
+    from trainmedic.logs.sources import InputError
 
     fmt = "json" if args.json else (args.format or "text")
     try:
@@ -53,11 +53,11 @@ def run(args: argparse.Namespace, env: Env) -> int:
             env.error(f"{raw}: no such file or directory")
             return ExitCode.USAGE
     if not args.follow:
-        from trainmedic.api import diagnose_sources
+        from trainmedic.api import Diagnoser
         from trainmedic.report import FORMATS
 
         try:
-            diagnosis = diagnose_sources(expand(args.paths), library=library)
+            diagnosis = Diagnoser(library).diagnose(args.paths)
         except InputError as exc:
             env.error(str(exc))
             return ExitCode.USAGE

@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from trainmedic.api import get_reader
+from trainmedic.api import Diagnoser
 from trainmedic.catalog import Library
-from trainmedic.logs.reader import InputScan, ScanState
-from trainmedic.logs.sources import InputError, Source
-from trainmedic.model import Diagnosis, Fact, Line, Match
-from trainmedic.reason.engine import HANG, Context, reason
+from trainmedic.logs.reader import ScanState
+from trainmedic.logs.sources import InputError
+from trainmedic.model import Diagnosis, Fact, Match, ScanResult
+from trainmedic.reason.engine import HANG
 
 
 @dataclass
@@ -32,10 +32,10 @@ class LiveAnalysis:
 
     def __init__(self, library: Library, *, facts: Sequence[Fact] = (), backend: str | None = None) -> None:
         self.library = library
-        self.reader = get_reader(library, backend)
+        self.diagnoser = Diagnoser(library, backend=backend)
         self.facts = tuple(facts)
         self._streams: dict[str, _Stream] = {}
-        self._done: list[InputScan] = []  # finished streams (a rotated file's old content)
+        self._done: list[ScanResult] = []  # finished streams (a rotated file's old content)
         self._generation = 0  # bumps when streams are dropped or finished, so changed() notices
         self.skipped: dict[str, str] = {}  # streams that turned out not to be text logs, and why
         self._last_signature: tuple[int, ...] | None = None
@@ -46,7 +46,7 @@ class LiveAnalysis:
         """Start a stream; a stream of the same name is dropped (a truncated file starts over)."""
         if name in self._streams:
             self.drop(name)
-        self._streams[name] = _Stream(self.reader.state(Source(name, None, None)))
+        self._streams[name] = _Stream(self.diagnoser.stream(name))
 
     def __contains__(self, name: str) -> bool:
         return name in self._streams
@@ -109,9 +109,9 @@ class LiveAnalysis:
         except InputError as exc:  # a short binary stream: the sniff only happens at its end
             self.skipped[name] = str(exc)
             return
-        self._done.append(_renamed(scan, rename) if rename and rename != name else scan)
+        self._done.append(scan.relocated(path=rename) if rename and rename != name else scan)
 
-    def add_finished(self, scan: InputScan) -> None:
+    def add_finished(self, scan: ScanResult) -> None:
         """A whole input scanned elsewhere (a compressed archive of an earlier rotation)."""
         self._done.append(scan)
         self._generation += 1
@@ -138,13 +138,13 @@ class LiveAnalysis:
             stream.counted = len(matches)
         return out
 
-    def scans(self) -> list[InputScan]:
+    def scans(self) -> list[ScanResult]:
         return [*self._done, *(s.state.snapshot() for s in self._streams.values())]
 
     def diagnose(self, *, alive: bool) -> Diagnosis:
         """The diagnosis of everything scanned so far; `alive` while the job still runs."""
         self._last_signature = self._signature()
-        d = self._noted(reason(Context(self.library, self.scans(), self.facts)))
+        d = self._noted(self.diagnoser.reason(self.scans(), self.facts))
         return live_view(d, self._has_hang_record()) if alive else d
 
     def finish(self) -> Diagnosis:
@@ -152,7 +152,7 @@ class LiveAnalysis:
         for name in list(self._streams):
             self.close(name)
         self._last_signature = self._signature()
-        return self._noted(reason(Context(self.library, list(self._done), self.facts)))
+        return self._noted(self.diagnoser.reason(self._done, self.facts))
 
     def _noted(self, d: Diagnosis) -> Diagnosis:
         if not self.skipped:
@@ -180,20 +180,3 @@ def live_view(d: Diagnosis, hang_recorded: bool) -> Diagnosis:
     if d.verdict != "hang" or d.primary is None or d.primary.id != HANG or d.collateral or hang_recorded:
         return d
     return replace(d, verdict="healthy", primary=None, alternatives=(), collateral=())
-
-
-def _renamed(scan: InputScan, name: str) -> InputScan:
-    """The same scan under the name its file has now (a rotated log moved to train.log.1)."""
-    old = scan.source.name
-
-    def line(ln: Line) -> Line:
-        return replace(ln, path=name) if ln.path == old else ln
-
-    return replace(
-        scan,
-        source=replace(scan.source, name=name),
-        matches=[replace(m, line=line(m.line)) for m in scan.matches],
-        tracebacks=[replace(t, path=name) if t.path == old else t for t in scan.tracebacks],
-        summaries=[replace(s, path=name) if s.path == old else s for s in scan.summaries],
-        progress={r: replace(p, path=name) if p.path == old else p for r, p in scan.progress.items()},
-    )

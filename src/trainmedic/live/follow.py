@@ -108,7 +108,7 @@ class Follower:
     def _read_archive(self, path: str) -> None:
         """A compressed file is a finished rotation: scan it once, whole."""
         try:
-            scan = self.analysis.reader.scan(Source(path, Path(path), None))
+            (scan,) = self.analysis.diagnoser.scan(Source(path, Path(path), None))
         except InputError as exc:
             self.say(str(exc))
             return

@@ -16,14 +16,14 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from trainmedic.logs.attribution import host_from_path, rank_from_path
-from trainmedic.logs.reader import BEHIND, LOOKAHEAD, MAX_HITS_PER_PATTERN, InputScan, Reader, ScanState
+from trainmedic.logs.reader import BEHIND, LOOKAHEAD, MAX_HITS_PER_PATTERN, Found, Reader, ScanState
 from trainmedic.logs.sources import Source, compression_of
-from trainmedic.model import Line, Match, RankProgress
+from trainmedic.model import ScanResult
+from trainmedic.scan.database import Pattern
 
 _READ = 4 << 20
 _WORKER: dict[str, Reader] = {}  # the reader of a worker process, built once by _init
@@ -64,17 +64,13 @@ def _line_starts(path: Path, size: int, parts: int, head_start: float = 0.0) -> 
     return cuts
 
 
-def _init(library_root: str | None, backend: str | None, block_size: int) -> None:
-    from trainmedic.api import get_reader
-    from trainmedic.catalog import load_library
-
-    lib = load_library(Path(library_root)) if library_root else load_library()
-    reader = get_reader(lib, backend)
-    reader.block_size = block_size
-    _WORKER["reader"] = reader
+def _init(patterns: list[Pattern], backend: str | None, block_size: int) -> None:
+    """A spawned worker builds its reader from the patterns it is handed (the compiled database
+    comes from the on-disk cache), so it needs neither the library nor the API."""
+    _WORKER["reader"] = Reader(patterns, backend, block_size, parallel=False)
 
 
-def _scan_range(name: str, path: str, start: int, end: int, last: bool) -> InputScan:
+def _scan_range(name: str, path: str, start: int, end: int, last: bool) -> ScanResult:
     return scan_range(_WORKER["reader"], Source(name, Path(path), end - start), start, end, last)
 
 
@@ -114,10 +110,10 @@ def feed_range(state: ScanState, f: io.BufferedReader, start: int, end: int,
         state.feed(carry)
 
 
-def scan_range(reader: Reader, source: Source, start: int, end: int, last: bool) -> InputScan:
+def scan_range(reader: Reader, source: Source, start: int, end: int, last: bool) -> ScanResult:
     """Scan bytes [start, end) of a plain file, as part of a whole-file scan."""
     assert source.path is not None
-    result = InputScan(source)
+    result = Found(source)
     state = ScanState(reader, result, rank_from_path(source.name), host_from_path(source.name))
     with source.path.open("rb") as f:
         if start:
@@ -130,28 +126,15 @@ def scan_range(reader: Reader, source: Source, start: int, end: int, last: bool)
     return state.finish(tail=last)
 
 
-def _shift(scan: InputScan, lines: int) -> InputScan:
-    def line(ln: Line) -> Line:
-        return replace(ln, number=ln.number + lines)
-
-    scan.matches = [Match(m.fingerprint, m.cause, line(m.line)) for m in scan.matches]
-    scan.tracebacks = [replace(t, first_line=t.first_line + lines, last_line=t.last_line + lines)
-                       for t in scan.tracebacks]
-    scan.summaries = [replace(r, line=r.line + lines) for r in scan.summaries]
-    scan.progress = {k: RankProgress(p.rank, p.step, p.path, p.line + lines, p.text) for k, p in scan.progress.items()}
-    scan.last_line_rank = {k: v + lines for k, v in scan.last_line_rank.items()}
-    return scan
-
-
-def merge(source: Source, parts: list[InputScan]) -> InputScan:
+def merge(source: Source, parts: list[ScanResult]) -> ScanResult:
     """Stitch range scans (in file order) into the scan of the whole file."""
-    out = InputScan(source)
+    out = Found(source)
     before = 0
     kept: Counter[str] = Counter()
     seen: Counter[str] = Counter()
     for i, part in enumerate(parts):
         is_last = i == len(parts) - 1
-        shifted = _shift(part, before)
+        shifted = part.relocated(line_offset=before)
         for m in shifted.matches:
             seen[m.fingerprint] += 1
             if kept[m.fingerprint] < MAX_HITS_PER_PATTERN:
@@ -165,18 +148,19 @@ def merge(source: Source, parts: list[InputScan]) -> InputScan:
         for key, n in shifted.dropped.items():
             seen[key] += n
         if is_last:
-            out.progress, out.tqdm_incomplete, out.done = shifted.progress, shifted.tqdm_incomplete, shifted.done
-            out.last_line_rank = shifted.last_line_rank
+            out.progress, out.tqdm_incomplete = dict(shifted.progress), dict(shifted.tqdm_incomplete)
+            out.done = shifted.done
+            out.last_line_rank = dict(shifted.last_line_rank)
             out.lines = before + shifted.lines
         before += shifted.lines
     out.tracebacks = out.tracebacks[:2000]
     for key, n in seen.items():
         if n > MAX_HITS_PER_PATTERN:
             out.dropped[key] = n - MAX_HITS_PER_PATTERN
-    return out
+    return out.freeze()
 
 
-def scan_parallel(reader: Reader, source: Source, on_bytes: Callable[[int], None] | None) -> InputScan | None:
+def scan_parallel(reader: Reader, source: Source, on_bytes: Callable[[int], None] | None) -> ScanResult | None:
     """None when the input cannot be cut (compressed, too few cores): the caller scans it sequentially."""
     assert source.path is not None
     jobs = _workers()
@@ -196,8 +180,7 @@ def scan_parallel(reader: Reader, source: Source, on_bytes: Callable[[int], None
     if len(cuts) < 3:
         return None
     # The first range also does the binary check; scan it here while the others run in their processes.
-    first_state = ScanState(reader, InputScan(source), rank_from_path(source.name), host_from_path(source.name))
-    library_root = _library_root(reader)
+    first_state = ScanState(reader, Found(source), rank_from_path(source.name), host_from_path(source.name))
     args: list[tuple[Any, ...]] = [(source.name, str(source.path), cuts[i], cuts[i + 1], i == len(cuts) - 2)
                                    for i in range(1, len(cuts) - 1)]
     if use_fork:
@@ -208,7 +191,7 @@ def scan_parallel(reader: Reader, source: Source, on_bytes: Callable[[int], None
     else:
         # Threads are running (a progress bar, an editor's server): fork could copy a held lock.
         pool = ProcessPoolExecutor(max_workers=len(args), mp_context=mp.get_context("spawn"), initializer=_init,
-                                   initargs=(library_root, reader.backend, reader.block_size))
+                                   initargs=(reader.patterns, reader.backend, reader.block_size))
     try:
         futures = [pool.submit(_scan_range, *a) for a in args]
         with source.path.open("rb") as f:
@@ -228,13 +211,3 @@ def scan_parallel(reader: Reader, source: Source, on_bytes: Callable[[int], None
         raise
     pool.shutdown(wait=True)
     return merge(source, parts)
-
-
-def _library_root(reader: Reader) -> str | None:
-    """The library folder the reader's patterns came from, when it is not the default one."""
-    from trainmedic.catalog import LIBRARY_DIR
-
-    root = getattr(reader, "library_root", None)
-    if root is None or Path(root) == LIBRARY_DIR:
-        return None
-    return str(root)

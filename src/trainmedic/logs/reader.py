@@ -12,14 +12,13 @@ import re
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import BinaryIO
 
 from trainmedic.logs.attribution import host_from_path, parse_time, rank_from_path, split_prefix
 from trainmedic.logs.blocks import BLOCK, MAX_LINE, BlockSplitter, strip_ansi
 from trainmedic.logs.sources import InputError, Source, looks_binary
 from trainmedic.logs.tracebacks import assemble_traceback
-from trainmedic.model import InputSummary, Line, Match, RankProgress, Traceback
+from trainmedic.model import Line, Match, RankProgress, ScanResult, SummaryRecord, Traceback
 from trainmedic.scan.database import PROGRESS, Pattern, Scanner, build_scanner
 
 LOOKAHEAD = 1 << 20  # how far into the next block a traceback or summary may run
@@ -37,23 +36,10 @@ _WORLD = re.compile(r"(?:world_size|WORLD_SIZE|num_processes)[=: ]+(\d+)")
 _KV = re.compile(r"(\w+) *: (.*)")
 
 
-@dataclass(frozen=True)
-class SummaryRecord:
-    """One rank's record in torchrun's failure summary (ChildFailedError)."""
-
-    rank: int
-    local_rank: int
-    host: str | None
-    exitcode: int | None
-    pid: int | None
-    traceback: str
-    root_cause: bool
-    path: str
-    line: int
-
-
 @dataclass
-class InputScan:
+class Found:
+    """What a scan in progress has found so far; `freeze()` makes the ScanResult the reasoner reads."""
+
     source: Source
     bytes: int = 0
     lines: int = 0
@@ -68,8 +54,14 @@ class InputScan:
     last_line_rank: dict[int | None, int] = field(default_factory=dict)
     dropped: Counter[str] = field(default_factory=Counter)
 
-    def summary(self) -> InputSummary:
-        return InputSummary(self.source.name, self.bytes, self.lines, tuple(sorted(self.ranks)))
+    def freeze(self) -> ScanResult:
+        return ScanResult(
+            path=self.source.name, bytes=self.bytes, lines=self.lines, ranks=frozenset(self.ranks),
+            matches=tuple(self.matches), tracebacks=tuple(self.tracebacks), summaries=tuple(self.summaries),
+            world_sizes=frozenset(self.world_sizes), progress=dict(self.progress),
+            tqdm_incomplete=dict(self.tqdm_incomplete), done=self.done, last_line_rank=dict(self.last_line_rank),
+            dropped=dict(self.dropped),
+        )
 
 
 class _Window:
@@ -134,7 +126,6 @@ class Reader:
         self.block_size = block_size
         self.backend = backend
         self.parallel = parallel
-        self.library_root: Path | None = None
         self.parallel_min_bytes = PARALLEL_MIN_BYTES
         self.scanner: Scanner = build_scanner(patterns, backend)
         self.compiled = [re.compile(p.regex.encode(), re.I if p.ignore_case else 0) for p in patterns]
@@ -144,8 +135,8 @@ class Reader:
     # ------------------------------------------------------------ one input
 
     def scan(self, source: Source, stdin: BinaryIO | None = None,
-             on_bytes: Callable[[int], None] | None = None) -> InputScan:
-        result = InputScan(source)
+             on_bytes: Callable[[int], None] | None = None) -> ScanResult:
+        result = Found(source)
         file_rank = rank_from_path(source.name)
         file_host = host_from_path(source.name)
         if file_rank is not None:
@@ -164,10 +155,10 @@ class Reader:
             raise InputError(f"{source.name}: cannot read: {exc}") from exc
         finally:
             stream.close()
-        return result
+        return result.freeze()
 
     def _scan_stream(
-        self, stream: BinaryIO, result: InputScan, file_rank: int | None, file_host: str | None,
+        self, stream: BinaryIO, result: Found, file_rank: int | None, file_host: str | None,
         on_bytes: Callable[[int], None] | None = None,
     ) -> None:
         state = ScanState(self, result, file_rank, file_host)
@@ -182,9 +173,9 @@ class Reader:
 
     def state(self, source: Source) -> ScanState:
         """A push-based scan of one live stream: feed() bytes as they come, snapshot() at any time."""
-        return ScanState(self, InputScan(source), rank_from_path(source.name), host_from_path(source.name))
+        return ScanState(self, Found(source), rank_from_path(source.name), host_from_path(source.name))
 
-    def _sample_ranks(self, block: bytes, offset: int, result: InputScan) -> None:
+    def _sample_ranks(self, block: bytes, offset: int, result: Found) -> None:
         """Ranks present, from the lines that start in the first bytes of each SAMPLE_EVERY region.
 
         The regions are fixed in absolute file offsets, so the sample does not depend on block size.
@@ -218,7 +209,7 @@ class Reader:
         window: _Window,
         offset: int,
         line_base: int,
-        result: InputScan,
+        result: Found,
         file_rank: int | None,
         file_host: str | None,
         hits: Counter[int],
@@ -321,7 +312,7 @@ class Reader:
 
     # ------------------------------------------------------------ tail: progress per rank
 
-    def _scan_tail(self, tail: bytes, first_line: int, result: InputScan, file_rank: int | None) -> None:
+    def _scan_tail(self, tail: bytes, first_line: int, result: Found, file_rank: int | None) -> None:
         if not tail:
             return
         path = result.source.name
@@ -379,7 +370,7 @@ class ScanState:
 
     SNIFF = 65536
 
-    def __init__(self, reader: Reader, result: InputScan, file_rank: int | None, file_host: str | None) -> None:
+    def __init__(self, reader: Reader, result: Found, file_rank: int | None, file_host: str | None) -> None:
         self.reader = reader
         self.result = result
         self.file_rank = file_rank
@@ -481,10 +472,10 @@ class ScanState:
         self._release_head()
         self._step(force=True)
 
-    def finish(self, tail: bool = True) -> InputScan:
+    def finish(self, tail: bool = True) -> ScanResult:
         """Scan what is left; `tail=False` for a range that does not end the file (no tail, no EOF line)."""
         if self._finished:
-            return self.result
+            return self.result.freeze()
         self._release_head()
         last = self._splitter.finish()
         if last:
@@ -497,14 +488,14 @@ class ScanState:
         else:
             self.result.lines = self._line_base
             self._record_dropped(self.result)
-        return self.result
+        return self.result.freeze()
 
-    def _record_dropped(self, result: InputScan) -> None:
+    def _record_dropped(self, result: Found) -> None:
         for key, n in self._hits.items():
             if n > MAX_HITS_PER_PATTERN:
                 result.dropped[self.reader.patterns[key].key] = n - MAX_HITS_PER_PATTERN
 
-    def _close(self, result: InputScan) -> None:
+    def _close(self, result: Found) -> None:
         tail = self._tail
         result.lines = self._line_base + (0 if tail.endswith(b"\n") or not tail else 1)
         first = result.lines - (tail.count(b"\n") + (0 if tail.endswith(b"\n") else 1)) + 1
@@ -514,15 +505,15 @@ class ScanState:
         self.reader._scan_tail(tail, first, result, self.file_rank)
         self._record_dropped(result)
 
-    def snapshot(self) -> InputScan:
+    def snapshot(self) -> ScanResult:
         """What a diagnosis of everything scanned so far needs, leaving the running scan untouched."""
         if self._finished:
-            return self.result
+            return self.result.freeze()
         r = self.result
-        snap = InputScan(r.source, r.bytes, 0, set(r.ranks), list(r.matches), list(r.tracebacks),
+        snap = Found(r.source, r.bytes, 0, set(r.ranks), list(r.matches), list(r.tracebacks),
                          list(r.summaries), set(r.world_sizes))
         self._close(snap)
-        return snap
+        return snap.freeze()
 
 
 def _in_summary(m: Match, spans: list[tuple[int, int, SummaryRecord]]) -> Match:

@@ -21,7 +21,7 @@ from trainmedic.logs.blocks import strip_ansi
 from trainmedic.model import Cause, Collateral, Diagnosis, Finding
 
 if TYPE_CHECKING:
-    from trainmedic.logs.reader import Reader
+    from trainmedic.api import Diagnoser
 
 Kind = Literal["evidence", "collateral", "missing"]
 Severity = Literal["error", "warning", "information", "hint"]
@@ -358,29 +358,17 @@ class Job:
     text: str | None = None
 
 
-_SEQUENTIAL: dict[tuple[int, str | None], Reader] = {}
-
-
-def _reader(library: Library, parallel: bool) -> Reader:
-    """The shared reader scans a big file on every core, but its worker processes cannot be stopped
+def _diagnoser(library: Library, parallel: bool) -> Diagnoser:
+    """The parallel diagnoser scans a big file on every core, but its worker processes cannot be stopped
     half-way; background diagnoses use a sequential one that stops at the next block when cancelled."""
-    from trainmedic.api import get_reader
+    from trainmedic.api import Diagnoser
 
-    if parallel:
-        return get_reader(library)
-    key = (id(library), os.environ.get("TRAINMEDIC_SCANNER"))
-    if key not in _SEQUENTIAL:
-        from trainmedic.logs.reader import Reader
-        from trainmedic.scan.database import STRUCTURE, library_patterns
-
-        _SEQUENTIAL.clear()  # one library at a time: an edited `--library` replaces the old one
-        _SEQUENTIAL[key] = Reader([*library_patterns(library), *STRUCTURE], parallel=False)
-    return _SEQUENTIAL[key]
+    return Diagnoser(library, parallel=parallel)
 
 
 def warm(library: Library) -> None:
     """Compile the background reader's pattern database before the first document arrives."""
-    _reader(library, parallel=False)
+    _diagnoser(library, parallel=False).warm()
 
 
 def analyse(
@@ -395,8 +383,8 @@ def analyse(
 
     `parallel` (explicit requests for a file on disk) uses every core but finishes even if cancelled.
     """
+    from trainmedic.api import Named
     from trainmedic.logs.sources import Source
-    from trainmedic.reason.engine import Context, reason
 
     def progress(n: int) -> None:
         if token is not None:
@@ -405,16 +393,16 @@ def analyse(
             on_bytes(n)
 
     check = token.check if token is not None else None
-    reader = _reader(library, parallel)
+    diagnoser = _diagnoser(library, parallel)
     if job.path is not None:
         size = Path(job.path).stat().st_size
-        d = reason(Context(library, [reader.scan(Source(job.name, Path(job.path), size), None, progress)]))
+        d = diagnoser.diagnose(Source(job.name, Path(job.path), size), on_bytes=progress)
         marks = build_marks(d, job.name, library)
         with Path(job.path).open("rb") as f:
             spans = locate_lines(f, {m.line: m.text for m in marks}, check)
         return Analysis.of(job.name, d, marks, spans, "disk")
     data = (job.text or "").encode("utf-8", "surrogatepass")
-    d = reason(Context(library, [reader.scan(Source(job.name, None, len(data)), io.BytesIO(data), progress)]))
+    d = diagnoser.diagnose(Named(job.name, data), on_bytes=progress)
     marks = build_marks(d, job.name, library)
     spans = locate_lines(io.BytesIO(data), {m.line: m.text for m in marks}, check)
     return Analysis.of(job.name, d, marks, spans, "memory")

@@ -8,13 +8,11 @@ the suspect is the rank that is missing or silent; every verdict quotes its evid
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from trainmedic.catalog import Library
 from trainmedic.logs.attribution import rank_from_path
-from trainmedic.logs.reader import InputScan, SummaryRecord
 from trainmedic.model import (
     Alternative,
     Collateral,
@@ -27,31 +25,24 @@ from trainmedic.model import (
     Match,
     MissingFact,
     RankProgress,
+    ScanResult,
+    SummaryRecord,
     Verdict,
 )
 from trainmedic.reason import confidence
 from trainmedic.reason import facts as machine
 from trainmedic.reason.events import build_events, pid_of, precursors, strength, with_cause
 
-OOM_RECORDS = {"host-oom/oom-killer", "dataloader-worker-failure/worker-oom"}
-KILLS = {
-    "dataloader-worker-failure/worker-killed": "dataloader-worker-failure/worker-oom",
-    "dataloader-worker-failure/worker-exited": "dataloader-worker-failure/worker-oom",
-    "host-oom/sigkill": "host-oom/oom-killer",
-}
 HANG = "training-hang/stalled-progress"
-_WORKER_NAME = re.compile(r"\(pt_data_worker\)|task=pt_data_worker")
 _SAME_TIME = 1.0  # seconds within which two clocks cannot order events
 WEAK = 0.5  # an ambiguous signal weaker than this is a warning unless nothing else explains the failure
 _OOM_REPORT_LINES = 200  # a kernel OOM report (header, call trace, memory dump, verdict) spans this many lines
-# A missing fact is no longer missing when a probe already gave facts on its topic.
-_FACT_TOPICS = (("dmesg", "kernel"), ("ulimit", "nofile"), ("shm", "shm"), ("cgroup", "memory"))
 
 
 @dataclass(frozen=True)
 class Context:
     library: Library
-    scans: Sequence[InputScan]
+    scans: Sequence[ScanResult]
     facts: tuple[Fact, ...] = ()
 
 
@@ -86,7 +77,7 @@ def _first(events: list[Event]) -> Event:
 
 def _link_kills(ctx: Context, events: list[Event]) -> tuple[list[Event], set[int]]:
     """A kernel OOM record for the pid of a killed process turns the kill into an OOM kill."""
-    records = [e for e in events if e.cause in OOM_RECORDS]
+    records = [e for e in events if e.cause in ctx.library.kill_records]
     fact_kills = machine.oom_kills(ctx.facts)
     confirmed: set[int] = set()
     if not records and not fact_kills:
@@ -94,7 +85,7 @@ def _link_kills(ctx: Context, events: list[Event]) -> tuple[list[Event], set[int
     out: list[Event] = []
     used: set[int] = set()
     for e in events:
-        target = KILLS.get(e.cause)
+        target = ctx.library.kills.get(e.cause)
         if target is None:
             out.append(e)
             continue
@@ -106,8 +97,9 @@ def _link_kills(ctx: Context, events: list[Event]) -> tuple[list[Event], set[int
             confirmed.add(upgraded.order)
             out.append(upgraded)
             continue
-        if rec is None and e.cause.startswith("dataloader-worker-failure/"):
-            rec = next((r for r in records if any(_WORKER_NAME.search(ln.text) for ln in r.evidence)), None)
+        marks = ctx.library.worker_marks(e.cause.split("/")[0])
+        if rec is None and marks:
+            rec = next((r for r in records if any(m in ln.text for ln in r.evidence for m in marks)), None)
         if rec is None:
             out.append(e)
             continue
@@ -132,14 +124,9 @@ def _rank_from_summary(records: list[SummaryRecord]) -> int | None:
 
 
 def _missing(ctx: Context, cause_id: str) -> tuple[MissingFact, ...]:
+    """A missing fact is no longer missing once the machine's facts cover its topic."""
     known = {f.id.split(".")[0] for f in ctx.facts}
-    out = []
-    for m in ctx.library.cause(cause_id).missing:
-        topic = next((t for key, t in _FACT_TOPICS if key in m.command), "")
-        if topic and topic in known:
-            continue
-        out.append(m)
-    return tuple(out)
+    return tuple(m for m in ctx.library.cause(cause_id).missing if m.topic is None or m.topic not in known)
 
 
 def _finding(ctx: Context, cause_id: str, *, confidence_: float, rank: int | None, host: str | None,
@@ -234,10 +221,11 @@ def reason(ctx: Context) -> Diagnosis:
     ]
     collateral_events = [e for e in events if e.role in ("cascade", "teardown")]
     context: list[Event] = []
-    if any(e.cause not in OOM_RECORDS or e.order in confirmed for e in initiating):
+    kill_records = ctx.library.kill_records
+    if any(e.cause not in kill_records or e.order in confirmed for e in initiating):
         # A kernel OOM kill of a process these logs never mention is context, not the cause of
         # this run's failure: it may be another job on the host.
-        context = [e for e in initiating if e.cause in OOM_RECORDS and e.order not in confirmed and e.rank is None]
+        context = [e for e in initiating if e.cause in kill_records and e.order not in confirmed and e.rank is None]
         initiating = [e for e in initiating if e not in context]
 
     # A weak, ambiguous signal (a tokenizers fork warning, a recompile limit) never outranks a real
@@ -297,6 +285,7 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
                      collateral_events: list[Event], confirmed: set[int], context: list[Event],
                      warnings: list[Match]) -> Diagnosis:
     first = _first(initiating)
+    kills = ctx.library.kills
     entry_of = first.cause.split("/")[0]
     # The same incident: same rank, same entry (e.g. the worker's own message and the main process's).
     incident = [e for e in initiating if e.rank == first.rank and e.cause.split("/")[0] == entry_of]
@@ -307,7 +296,7 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
     unordered, later, alternatives, also_collateral = [], [], [], []
     for e in others:
         order = _before(first, e)
-        if e.cause == first.cause or e.cause in KILLS or e.cause.startswith(entry_of + "/"):
+        if e.cause == first.cause or e.cause in kills or e.cause.startswith(entry_of + "/"):
             also_collateral.append(e)  # the same failure seen on another rank, or its echo
             continue
         if order == 0 and not e.ambiguous:
@@ -321,9 +310,9 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
                               confirmed=is_confirmed,
                               unordered=unordered, later=later)
     cgroup_ooms = machine.cgroup_oom_count(ctx.facts)
-    if not is_confirmed and first.cause in KILLS and cgroup_ooms:
+    if not is_confirmed and first.cause in kills and cgroup_ooms:
         # No record names the pid, but the container's own counter saw OOM kills.
-        first = with_cause(ctx.library, first, KILLS[first.cause])
+        first = with_cause(ctx.library, first, kills[first.cause])
         conf = confidence.clamp(0.8)
     # Warnings the guard wrote before this failure, on the same rank: they corroborate their cause.
     before = [m for m in warnings if m.line.rank == first.rank and
@@ -337,7 +326,7 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
     why_parts = [f"first initiating failure, at {_where(first)}"]
     if is_confirmed:
         why_parts.append("confirmed by a kernel OOM-killer record for the same process")
-    if cgroup_ooms and first.cause in KILLS.values() and not is_confirmed:
+    if cgroup_ooms and first.cause in kills.values() and not is_confirmed:
         why_parts.append(f"the cgroup counted {cgroup_ooms} OOM kill(s) (memory.events)")
     why_parts.extend(adj.notes)
     if first.ambiguous and not is_confirmed:
@@ -388,7 +377,7 @@ def _suspects(ctx: Context, events: list[Event], progress: dict[int | None, Rank
     expected = _expected_ranks(ctx)
     cascades = [e for e in events if e.role == "cascade"]
     reporting = {e.rank for e in (cascades or events) if e.rank is not None}
-    per_rank_files = {r for s in ctx.scans if (r := rank_from_path(s.source.name)) is not None}
+    per_rank_files = {r for s in ctx.scans if (r := rank_from_path(s.path)) is not None}
     records = [r for s in ctx.scans for r in s.summaries]
     if per_rank_files:
         no_file = sorted(expected - per_rank_files)
@@ -472,7 +461,7 @@ def _hang_or_healthy(ctx: Context, base: Diagnosis, progress: dict[int | None, R
             laggard = lows[0]
     at_end = any(
         p.line >= max(s.last_line_rank.values(), default=0) - 20
-        for s in ctx.scans for p in s.progress.values() if p.path == s.source.name
+        for s in ctx.scans for p in s.progress.values() if p.path == s.path
     )
     if not (incomplete or laggard is not None or at_end):
         return base
@@ -494,5 +483,5 @@ def _notes(ctx: Context) -> tuple[str, ...]:
     notes = []
     for s in ctx.scans:
         for key, n in s.dropped.items():
-            notes.append(f"{s.source.name}: {n} more lines like {key} not kept")
+            notes.append(f"{s.path}: {n} more lines like {key} not kept")
     return tuple(notes)

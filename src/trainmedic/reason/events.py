@@ -7,20 +7,11 @@ from collections import defaultdict
 from dataclasses import replace
 
 from trainmedic.catalog import Library
-from trainmedic.logs.reader import InputScan
-from trainmedic.model import Event, Line, Match, Traceback
+from trainmedic.model import Event, Line, Match, ScanResult, Traceback
 
 _PID = re.compile(
     r"\(pid(?:\(s\))?:? (\d+)|[Kk]illed process (\d+)|\bpid[=: ]+(\d+)|by PID (\d+)|[Ss]ending process (\d+)"
 )
-# The DataLoader re-raises a worker's exception wrapped in "Caught X in DataLoader worker";
-# when the original exception inside is itself a known cause, that cause is the finding.
-_CARRIERS = {"dataloader-worker-failure/getitem-exception"}
-# Inside a DataLoader worker, a host-memory failure is the worker running out of memory.
-_IN_WORKER = {
-    "host-oom/cpu-allocation-failure": "dataloader-worker-failure/worker-oom",
-    "host-oom/oom-killer": "dataloader-worker-failure/worker-oom",
-}
 
 
 def pid_of(text: str) -> int | None:
@@ -45,18 +36,22 @@ def _event(library: Library, matches: list[Match], tb: Traceback | None, order: 
 
     ranked = sorted(matches, key=lambda m: (-weight(m), m.line.number))
     best = ranked[0]
-    if best.cause in _CARRIERS:
+    # A wrapper ("Caught X in DataLoader worker process N") is judged by the known cause it wraps;
+    # a cause that has a meaning of its own inside a worker (host memory -> the worker's OOM) takes it.
+    if best.cause in library.wrappers:
         inner = [
             m for m in ranked[1:]
-            if m.cause not in _CARRIERS
+            if m.cause not in library.wrappers
             and library.cause(m.cause).role == "initiating"
             and weight(m) >= 0.7
             and not ambiguous(m)
         ]
         if inner:
             best = inner[0]
-            if best.cause in _IN_WORKER and any("in DataLoader worker process" in m.line.text for m in matches):
-                best = Match(best.fingerprint, _IN_WORKER[best.cause], best.line)
+            inside = library.in_worker.get(best.cause)
+            marks = library.worker_marks(inside.split("/")[0]) if inside else ()
+            if inside and any(mark in m.line.text for m in matches for mark in marks):
+                best = Match(best.fingerprint, inside, best.line)
                 return _event(library, [best], tb, order, weight_of={best.fingerprint: weight(inner[0])})
     cause = library.cause(best.cause)
     same = [m for m in matches if m.cause == best.cause]
@@ -93,12 +88,12 @@ def is_precursor(library: Library, m: Match) -> bool:
     return any(f.precursor for f in library.cause(m.cause).fingerprints if f.id == fp_id)
 
 
-def precursors(library: Library, scans: list[InputScan]) -> list[Match]:
+def precursors(library: Library, scans: list[ScanResult]) -> list[Match]:
     """Warnings that came before a possible failure (the guard's "fds at 90 % of ulimit -n")."""
     return [m for scan in scans for m in scan.matches if is_precursor(library, m)]
 
 
-def build_events(library: Library, scans: list[InputScan]) -> list[Event]:
+def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
     events: list[Event] = []
     order = 0
     for scan in scans:

@@ -17,13 +17,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, BinaryIO
 
-from trainmedic.api import get_reader
+from trainmedic.api import Diagnoser, Named
 from trainmedic.catalog import Library
 from trainmedic.logs.attribution import parse_time
 from trainmedic.logs.blocks import MAX_LINE, iter_blocks
 from trainmedic.logs.sources import InputError, Source
 from trainmedic.model import Diagnosis
-from trainmedic.reason.engine import Context, reason
 
 CONTEXT_BEFORE = 6  # lines shown above an evidence line
 CONTEXT_AFTER = 3
@@ -139,7 +138,6 @@ def analyse(uploads: Sequence[Upload], library: Library, max_decoded: int) -> Ou
     """
     if not uploads:
         raise InputError("nothing to diagnose: paste a log or add log files")
-    reader = get_reader(library)
     total = 0
 
     def count(n: int) -> None:
@@ -151,11 +149,8 @@ def analyse(uploads: Sequence[Upload], library: Library, max_decoded: int) -> Ou
                 "(big files are cut down in the browser) or run `trainmedic diagnose` locally"
             )
 
-    scans = []
-    for up in uploads:
-        stream, size = _stream(up)
-        scans.append(reader.scan(Source(up.name, None, size), stream, count))
-    diagnosis = reason(Context(library, scans, ()))
+    inputs = [Named(up.name, *_stream(up)) for up in uploads]
+    diagnosis = Diagnoser(library).diagnose(inputs, on_bytes=count)
     notes = [_reduction_note(up) for up in uploads if up.reduced]
     if notes:
         diagnosis = replace(diagnosis, notes=(*diagnosis.notes, *notes))

@@ -276,9 +276,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     site_assets = encyclopedia.site_assets()
     samples: dict[str, Sample] = all_samples(library)
     words = prefilter(library)
-    from trainmedic.api import get_reader
+    from trainmedic.api import Diagnoser
 
-    get_reader(library)  # compile the pattern database now, not on the first upload
+    Diagnoser(library).warm()  # compile the pattern database now, not on the first upload
 
     app = FastAPI(
         title="trainmedic",
