@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SYSTEM_STAMP := $(VENV)/.system
 
-.PHONY: demo test lint typecheck pytest lab bench vsix site clean system
+.PHONY: demo test check lint typecheck pytest lab bench vsix site clean system eval
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -39,6 +39,12 @@ pytest: $(STAMP) $(SYSTEM_STAMP)
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
 
 test: lint typecheck pytest
+
+# The inner loop: lint, types and the fast tests, no browser, database, lab or slow test (< 2 min).
+check: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks scripts
+	$(BIN)/mypy
+	$(BIN)/python -m pytest -q -n 2 -m "not slow and not lab and not browser and not database"
 
 lab: $(STAMP)
 	$(BIN)/python scripts/capture_lab.py

@@ -17,6 +17,7 @@ from typing import BinaryIO, Union
 
 from trainmedic.catalog import Library, load_library
 from trainmedic.logs.blocks import BLOCK
+from trainmedic.logs.parallel import scan_file
 from trainmedic.logs.reader import Reader, ScanState
 from trainmedic.logs.sources import InputError, Source, expand
 from trainmedic.model import Diagnosis, Fact, ScanResult
@@ -40,7 +41,7 @@ class Named:
 Input = Union[str, "os.PathLike[str]", Source, Named, bytes]
 
 _CACHE_LOCK = threading.Lock()
-_READERS: dict[tuple[int, str | None, bool, int], tuple[Library, Reader]] = {}
+_READERS: dict[tuple[int, str | None, int], tuple[Library, Reader]] = {}
 _MAX_READERS = 8  # an editor that reloads an edited library makes new ones; old ones are dropped
 
 
@@ -62,16 +63,16 @@ class Diagnoser:
 
     @property
     def reader(self) -> Reader:
-        """The shared reader of this library and scan shape, compiled on first use."""
+        """The shared reader of this library, back-end and block size, compiled on first use."""
         lib = self.library
-        key = (id(lib), self.backend or os.environ.get("TRAINMEDIC_SCANNER"), self.parallel, self.block_size)
+        key = (id(lib), self.backend or os.environ.get("TRAINMEDIC_SCANNER"), self.block_size)
         with _CACHE_LOCK:
             hit = _READERS.get(key)
             if hit is not None and hit[0] is lib:
                 return hit[1]
             if len(_READERS) >= _MAX_READERS:
                 _READERS.clear()
-            reader = Reader([*library_patterns(lib), *STRUCTURE], self.backend, self.block_size, self.parallel)
+            reader = Reader([*library_patterns(lib), *STRUCTURE], self.backend, self.block_size)
             _READERS[key] = (lib, reader)
             return reader
 
@@ -95,7 +96,8 @@ class Diagnoser:
         for source, stream in _sources(inputs):
             if on_input is not None:
                 on_input(source)
-            out.append(reader.scan(source, stream if stream is not None else stdin, on_bytes))
+            out.append(scan_file(reader, source, stream if stream is not None else stdin, on_bytes,
+                                 parallel=self.parallel))
         return out
 
     def reason(self, scans: Sequence[ScanResult], facts: Iterable[Fact] = ()) -> Diagnosis:

@@ -9,6 +9,7 @@ import pytest
 
 from trainmedic.api import Diagnoser
 from trainmedic.catalog import load_library
+from trainmedic.logs.parallel import scan_file
 from trainmedic.logs.reader import Reader
 from trainmedic.logs.sources import Source
 
@@ -37,12 +38,10 @@ def test_parallel_ranges_equal_one_sequential_scan(tmp_path: Path, seed: int, mo
     _big_log(path, seed)
     lib = load_library()
     base = Diagnoser(lib).reader
-    seq = Reader(base.patterns, base.backend, parallel=False)
-    par = Reader(base.patterns, base.backend)
-    par.parallel_min_bytes = 1
+    seq = Reader(base.patterns, base.backend)
     monkeypatch.setenv("TRAINMEDIC_JOBS", "3")
     src = Source(str(path), path, path.stat().st_size)
-    a, b = seq.scan(src), par.scan(src)
+    a, b = seq.scan(src), scan_file(base, src, min_bytes=1)
     assert (a.lines, a.bytes, a.ranks, a.world_sizes, a.done) == (b.lines, b.bytes, b.ranks, b.world_sizes, b.done)
     assert a.matches == b.matches
     assert a.tracebacks == b.tracebacks
@@ -61,8 +60,6 @@ def test_cancelling_a_parallel_scan_leaves_no_worker_behind(tmp_path: Path, monk
     path = tmp_path / "train.log"
     _big_log(path, 3, lines=900_000)
     base = Diagnoser(load_library()).reader
-    par = Reader(base.patterns, base.backend)
-    par.parallel_min_bytes = 1
     monkeypatch.setenv("TRAINMEDIC_JOBS", "3")
 
     calls = []
@@ -91,7 +88,7 @@ def test_cancelling_a_parallel_scan_leaves_no_worker_behind(tmp_path: Path, monk
     monkeypatch.setenv("TRAINMEDIC_SCANNER", "python")
     before = children()  # other tests' servers may share this worker process
     with pytest.raises(_Cancel):
-        par.scan(Source(str(path), path, path.stat().st_size), on_bytes=cancel)
+        scan_file(base, Source(str(path), path, path.stat().st_size), on_bytes=cancel, min_bytes=1)
     for pid in children() - before:  # terminated, not awaited: give them a moment to go
         try:
             psutil.Process(pid).wait(timeout=2)
@@ -107,16 +104,14 @@ def test_with_threads_running_the_workers_are_spawned_and_agree(tmp_path: Path, 
     _big_log(path, 5)
     lib = load_library()
     base = Diagnoser(lib).reader
-    seq = Reader(base.patterns, base.backend, parallel=False)
-    par = Reader(base.patterns, base.backend)
-    par.parallel_min_bytes = 1
+    seq = Reader(base.patterns, base.backend)
     monkeypatch.setenv("TRAINMEDIC_JOBS", "2")
     stop = threading.Event()
     other = threading.Thread(target=stop.wait, daemon=True)  # e.g. a progress bar: fork would be unsafe
     other.start()
     try:
         src = Source(str(path), path, path.stat().st_size)
-        a, b = seq.scan(src), par.scan(src)
+        a, b = seq.scan(src), scan_file(base, src, min_bytes=1)
     finally:
         stop.set()
     assert (a.lines, a.matches, a.tracebacks, a.progress) == (b.lines, b.matches, b.tracebacks, b.progress)

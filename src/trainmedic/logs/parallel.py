@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from trainmedic.logs.attribution import host_from_path, rank_from_path
 from trainmedic.logs.reader import BEHIND, LOOKAHEAD, MAX_HITS_PER_PATTERN, Found, Reader, ScanState
@@ -26,6 +26,7 @@ from trainmedic.model import ScanResult
 from trainmedic.scan.database import Pattern
 
 _READ = 4 << 20
+PARALLEL_MIN_BYTES = 64 << 20  # plain files this large are scanned in ranges, one process per core
 _WORKER: dict[str, Reader] = {}  # the reader of a worker process, built once by _init
 
 
@@ -67,7 +68,7 @@ def _line_starts(path: Path, size: int, parts: int, head_start: float = 0.0) -> 
 def _init(patterns: list[Pattern], backend: str | None, block_size: int) -> None:
     """A spawned worker builds its reader from the patterns it is handed (the compiled database
     comes from the on-disk cache), so it needs neither the library nor the API."""
-    _WORKER["reader"] = Reader(patterns, backend, block_size, parallel=False)
+    _WORKER["reader"] = Reader(patterns, backend, block_size)
 
 
 def _scan_range(name: str, path: str, start: int, end: int, last: bool) -> ScanResult:
@@ -158,6 +159,20 @@ def merge(source: Source, parts: list[ScanResult]) -> ScanResult:
         if n > MAX_HITS_PER_PATTERN:
             out.dropped[key] = n - MAX_HITS_PER_PATTERN
     return out.freeze()
+
+
+def scan_file(reader: Reader, source: Source, stdin: BinaryIO | None = None,
+              on_bytes: Callable[[int], None] | None = None, *, parallel: bool = True,
+              min_bytes: int = PARALLEL_MIN_BYTES) -> ScanResult:
+    """Scan one input: a large plain file in ranges on every core, anything else in one pass.
+
+    `parallel=False` for a scan that must stop at the next block when cancelled (an editor's
+    background diagnosis): worker processes cannot be stopped half-way."""
+    if parallel and source.path is not None and (source.size or 0) >= min_bytes:
+        scanned = scan_parallel(reader, source, on_bytes)
+        if scanned is not None:
+            return scanned
+    return reader.scan(source, stdin, on_bytes)
 
 
 def scan_parallel(reader: Reader, source: Source, on_bytes: Callable[[int], None] | None) -> ScanResult | None:

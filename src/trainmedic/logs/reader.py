@@ -27,7 +27,6 @@ MAX_HITS_PER_PATTERN = 400  # a failure repeated a million times needs only its 
 HEAD_SAMPLE = 4 * 1024  # bytes at the start of each sampling region whose line prefixes reveal ranks
 SAMPLE_EVERY = 4 << 20  # sampling regions, fixed in file offsets
 BEHIND = 64 * 1024  # how far back a summary record may look for its host and time
-PARALLEL_MIN_BYTES = 64 << 20  # plain files this large are scanned in ranges, one process per core
 
 _STEP = re.compile(r"(?:global_step|[Ss]tep|[Ii]ter(?:ation)?)[ =:]+(\d+)")
 _TQDM = re.compile(r"(\d+)/(\d+) \[")
@@ -120,13 +119,10 @@ def _lines_before(buf: bytes, pos: int, limit: int) -> list[bytes]:
 class Reader:
     """Holds the compiled databases; scans any number of inputs."""
 
-    def __init__(self, patterns: list[Pattern], backend: str | None = None, block_size: int = BLOCK,
-                 parallel: bool = True) -> None:
+    def __init__(self, patterns: list[Pattern], backend: str | None = None, block_size: int = BLOCK) -> None:
         self.patterns = patterns
         self.block_size = block_size
         self.backend = backend
-        self.parallel = parallel
-        self.parallel_min_bytes = PARALLEL_MIN_BYTES
         self.scanner: Scanner = build_scanner(patterns, backend)
         self.compiled = [re.compile(p.regex.encode(), re.I if p.ignore_case else 0) for p in patterns]
         self.progress_scanner: Scanner = build_scanner(PROGRESS, backend)
@@ -136,17 +132,12 @@ class Reader:
 
     def scan(self, source: Source, stdin: BinaryIO | None = None,
              on_bytes: Callable[[int], None] | None = None) -> ScanResult:
+        """One sequential pass (trainmedic.logs.parallel.scan_file cuts big plain files into ranges)."""
         result = Found(source)
         file_rank = rank_from_path(source.name)
         file_host = host_from_path(source.name)
         if file_rank is not None:
             result.ranks.add(file_rank)
-        if self.parallel and source.path is not None and (source.size or 0) >= self.parallel_min_bytes:
-            from trainmedic.logs.parallel import scan_parallel
-
-            scanned = scan_parallel(self, source, on_bytes)
-            if scanned is not None:
-                return scanned
         stream = source.open(stdin)
         try:
             self._scan_stream(stream, result, file_rank, file_host, on_bytes)
