@@ -241,7 +241,7 @@ def test_factory_spec_forms(tmp_path: Path) -> None:
 
 
 def _run(workers: int, *, ok: bool = True, text: str = "", returncode: int | None = 0, hang: bool = False) -> Any:
-    from trainmedic.torch.isolate import IsolateRun
+    from trainmedic.torch.isolate.results import IsolateRun
 
     return IsolateRun(
         num_workers=workers,
@@ -277,15 +277,17 @@ def _run(workers: int, *, ok: bool = True, text: str = "", returncode: int | Non
     ],
 )
 def test_causes_from_worker_messages(text: str, returncode: int, cause: str) -> None:
-    from trainmedic.torch.isolate import _classify, _Matcher, conclude
+    from trainmedic.api import Diagnoser
+    from trainmedic.torch.isolate.conclusion import conclude
+    from trainmedic.torch.isolate.diagnosis import classify
 
-    matcher = _Matcher.load()
+    diagnoser = Diagnoser()
     runs = (
         _run(0),
-        _classify(_run(1, ok=False, text=text, returncode=returncode), matcher),
-        _classify(_run(4, ok=False, text=text, returncode=returncode), matcher),
+        classify(_run(1, ok=False, text=text, returncode=returncode), diagnoser),
+        classify(_run(4, ok=False, text=text, returncode=returncode), diagnoser),
     )
-    conclusion = conclude(runs, shm_demand=512, shm_size=64 << 20, matcher=matcher)
+    conclusion = conclude(runs, shm_demand=512, shm_size=64 << 20, diagnoser=diagnoser)
     assert conclusion.id == f"{ENTRY}/{cause}"
     assert conclusion.fix  # the library's fix steps come along
     if cause == "worker-killed":
@@ -293,12 +295,14 @@ def test_causes_from_worker_messages(text: str, returncode: int, cause: str) -> 
 
 
 def test_wrapped_worker_error_with_demand_over_shm_is_shm_exhausted() -> None:
-    from trainmedic.torch.isolate import _classify, _Matcher, conclude
+    from trainmedic.api import Diagnoser
+    from trainmedic.torch.isolate.conclusion import conclude
+    from trainmedic.torch.isolate.diagnosis import classify
 
-    matcher = _Matcher.load()
+    diagnoser = Diagnoser()
     text = "RuntimeError: DataLoader worker (pid(s) 4242) exited unexpectedly"
-    runs = (_run(0), _classify(_run(4, ok=False, text=text, returncode=1), matcher))
-    conclusion = conclude(runs, shm_demand=256 << 20, shm_size=64 << 20, matcher=matcher)
+    runs = (_run(0), classify(_run(4, ok=False, text=text, returncode=1), diagnoser))
+    conclusion = conclude(runs, shm_demand=256 << 20, shm_size=64 << 20, diagnoser=diagnoser)
     assert conclusion.id == f"{ENTRY}/shm-exhausted"
     assert "256.0 MiB" in conclusion.why and "64.0 MiB" in conclusion.why
 
@@ -306,13 +310,16 @@ def test_wrapped_worker_error_with_demand_over_shm_is_shm_exhausted() -> None:
 def test_text_report_shows_runs_conclusion_and_fix() -> None:
     import io
 
+    from trainmedic.api import Diagnoser
     from trainmedic.cli.env import Env
     from trainmedic.cli.isolate import render
-    from trainmedic.torch.isolate import IsolateReport, _classify, _Matcher, conclude
+    from trainmedic.torch.isolate.conclusion import conclude
+    from trainmedic.torch.isolate.diagnosis import classify
+    from trainmedic.torch.isolate.results import IsolateReport
 
-    matcher = _Matcher.load()
+    diagnoser = Diagnoser()
     text = "ValueError: corrupt sample at index 5"
-    runs = (_run(0, ok=False, text=text, returncode=1), _classify(_run(2, ok=False, text=text, returncode=1), matcher))
+    runs = (_run(0, ok=False, text=text, returncode=1), classify(_run(2, ok=False, text=text, returncode=1), diagnoser))
     report = IsolateReport(
         factory=f"{CASES}:raises_on_index",
         workers=2,
@@ -324,7 +331,7 @@ def test_text_report_shows_runs_conclusion_and_fix() -> None:
         batch_bytes=64,
         shm_demand=256,
         shm_size=64 << 20,
-        conclusion=conclude(runs, shm_demand=256, shm_size=64 << 20, matcher=matcher),
+        conclusion=conclude(runs, shm_demand=256, shm_size=64 << 20, diagnoser=diagnoser),
     )
     out = io.StringIO()
     render(report, Env(stdout=out, stdout_isatty=False))

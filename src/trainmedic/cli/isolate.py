@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from trainmedic.cli.env import Env
 from trainmedic.model import ExitCode
 
 if TYPE_CHECKING:
-    from trainmedic.torch.isolate import IsolateReport, IsolateRun
+    from trainmedic.torch.isolate.results import IsolateReport, IsolateRun
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -58,11 +59,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="set RLIMIT_NOFILE to N in the runs, to reproduce a job's open-files limit",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    p.add_argument("--library", type=Path, default=None, help=argparse.SUPPRESS)
 
 
 def run(args: argparse.Namespace, env: Env) -> int:
-    from trainmedic.torch.isolate import IsolateError, isolate
+    from trainmedic.catalog import LibraryError, load_library
+    from trainmedic.torch.isolate import isolate
+    from trainmedic.torch.isolate.results import IsolateError
 
+    try:
+        library = load_library(args.library) if args.library else load_library()
+    except LibraryError as exc:
+        env.error(f"library: {exc}")
+        return ExitCode.USAGE
     show_progress = env.stderr_isatty and not args.json
 
     def progress(r: IsolateRun) -> None:
@@ -81,6 +90,7 @@ def run(args: argparse.Namespace, env: Env) -> int:
             nofile=args.nofile,
             env=env.environ,
             progress=progress,
+            library=library,
         )
     except IsolateError as exc:
         env.error(str(exc))
@@ -177,6 +187,8 @@ def render(report: IsolateReport, env: Env) -> None:
     title = f" ({escape(c.title)})" if c.title else ""
     console.print(f"[bold red]{escape(c.id)}[/bold red]{title}")
     console.print(f"  why: {escape(c.why)}")
+    if c.confidence is not None:
+        console.print(f"  confidence: {c.confidence:.2f}")
     for step in c.fix:
         console.print(f"  fix: {escape(step)}")
     console.print(f"  explain: trainmedic explain {escape(c.id)}")

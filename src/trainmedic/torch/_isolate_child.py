@@ -1,9 +1,10 @@
 """The code `trainmedic isolate` runs inside each fresh subprocess: build the user's loader, iterate it, report.
 
-It lives apart from isolate.py so the parent never imports torch or the user's code (a crash, a hang or
-a leak then stays in a process the parent can kill). It talks to the parent through one JSON-lines
-file, one line per event, flushed at once, so a crash loses at most the line being written. It imports
-nothing from trainmedic: the child only needs torch and the user's module.
+It lives apart from the trainmedic.torch.isolate package (whose supervisor starts it) so the parent
+never imports torch or the user's code (a crash, a hang or a leak then stays in a process the parent
+can kill). It talks to the parent through one JSON-lines file, one line per event, flushed at once, so
+a crash loses at most the line being written. It imports nothing from trainmedic: the child only needs
+torch and the user's module.
 """
 
 from __future__ import annotations
