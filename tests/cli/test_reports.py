@@ -4,6 +4,7 @@ rank, the collateral ranks, the fix and the missing facts."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, TextIO
 
 from tests.conftest import ROOT, run_cli
 
@@ -33,3 +34,29 @@ def test_healthy_text_report(tmp_path: Path) -> None:
     log.write_text("step 1\nstep 2\nTraining completed.\n")
     res = run_cli("diagnose", str(log))
     assert res.code == 0 and "No failure found" in res.out
+
+
+def test_a_format_is_one_registry_entry(monkeypatch: Any) -> None:
+    """`--format` of every command offers what the report registry lists, and nothing else."""
+    from trainmedic.report import FORMATS
+
+    def shout(d: Any, out: TextIO, color: bool) -> None:
+        out.write(f"{d.verdict.upper()}!\n")
+
+    monkeypatch.setitem(FORMATS, "shout", shout)
+    assert run_cli("diagnose", EXAMPLE, "--format", "shout").out == "FAILURE!\n"
+    assert run_cli("watch", EXAMPLE, "--format", "shout").out == "FAILURE!\n"
+    monkeypatch.delitem(FORMATS, "markdown")
+    res = run_cli("diagnose", EXAMPLE, "--format", "markdown")
+    assert res.code == 2 and "invalid choice: 'markdown'" in res.err
+
+
+def test_stored_json_reads_back_into_the_same_diagnosis() -> None:
+    from trainmedic.api import diagnose
+    from trainmedic.report import rendered
+    from trainmedic.report.jsonout import diagnosis_from_json
+
+    d = diagnose(EXAMPLE)
+    back = diagnosis_from_json(d.to_json())
+    assert back.to_json() == d.to_json()
+    assert rendered(back, "markdown") == rendered(d, "markdown")

@@ -3,7 +3,6 @@ line by line with arrival times, and make sure nothing they started survives the
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import os
 import secrets
@@ -19,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from trainmedic.torch.lab.runner import MARKER, kill_leftovers
+from trainmedic.util.procs import signal_group, start_group
 
 PROGRAMS = Path(__file__).parent / "programs"
 LAB_PROGRAMS = Path(__file__).resolve().parents[2] / "src" / "trainmedic" / "torch" / "lab" / "programs"
@@ -59,8 +59,7 @@ class Live:
 
     def __init__(self, argv: Sequence[str], env: dict[str, str], cwd: Path | None = None) -> None:
         self.token = env[MARKER]
-        self.proc = subprocess.Popen([sys.executable, "-m", "trainmedic", *argv], stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, env=env, cwd=cwd, start_new_session=True)
+        self.proc = start_group([sys.executable, "-m", "trainmedic", *argv], env=env, cwd=cwd)
         self.out, self.err = Stream(), Stream()
         self._threads = [threading.Thread(target=self._pump, args=(f, s), daemon=True)
                          for f, s in ((self.proc.stdout, self.out), (self.proc.stderr, self.err))]
@@ -93,8 +92,7 @@ class Live:
 
     def stop(self) -> None:
         if self.proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
+            signal_group(self.proc.pid, signal.SIGKILL)
             self.proc.wait(timeout=10)
 
 

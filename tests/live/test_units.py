@@ -4,10 +4,10 @@ and how a watchdog hang rewrites a diagnosis."""
 from __future__ import annotations
 
 from trainmedic.catalog import load_library
-from trainmedic.live.analysis import LiveAnalysis, live_view
 from trainmedic.live.hang import WORKER_HANG, apply, inspect
 from trainmedic.live.job import LineMerger, exit_status
 from trainmedic.live.stacks import Frame, ProcessInfo, ProcessStacks, ThreadStack, parse_faulthandler, parse_py_spy
+from trainmedic.live.streams import LiveAnalysis, live_view
 from trainmedic.live.watchdog import Watchdog, watchdog_line
 from trainmedic.reason.engine import HANG
 

@@ -13,9 +13,9 @@ from typing import Any
 from tests.conftest import run_cli
 from tests.live.conftest import live_group
 from trainmedic.catalog import load_library
-from trainmedic.live.analysis import LiveAnalysis
 from trainmedic.live.follow import Follower
 from trainmedic.live.output import BANNER, FINAL_BANNER
+from trainmedic.live.streams import LiveAnalysis
 
 KILLED = "RuntimeError: DataLoader worker (pid 4711) is killed by signal: Segmentation fault.\n"
 

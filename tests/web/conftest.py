@@ -1,7 +1,9 @@
 """Fixtures for the web app: an in-process client, a real `trainmedic serve`, Chromium, PostgreSQL.
 
-Everything that starts a process is session-scoped and shared through one xdist group, so the
-whole web suite pays for one server and one browser.
+Everything that starts a process is shared: the server for the session, the browser for the module
+that drives it (only test_browser.py does). A live Playwright sync API registers a running asyncio
+loop in the worker's main thread, so a session-wide browser would break every asyncio test (the
+language server's) that the same xdist worker runs after it.
 """
 
 from __future__ import annotations
@@ -101,7 +103,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         proc.kill()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     """Debian's chromium driven by Playwright; installed when missing and we are root."""
     sync_api = pytest.importorskip("playwright.sync_api")

@@ -232,6 +232,28 @@ def test_library_endpoint_serves_entries_and_the_prefilter(client: Any, library:
                     assert any(w in fl.text for w in data["keywords"]), (fl.cause, fl.text)
 
 
+def test_library_endpoint_hands_the_page_the_rank_prefixes_of_the_reader(client: Any) -> None:
+    """The reducer in the browser keeps no copy of its own: the prefixes are logs/attribution.py's."""
+    import re
+
+    from trainmedic.logs import attribution
+
+    prefixes = client.get("/api/library").json()["prefixes"]
+    for rx in (attribution._HOST_PREFIX, *attribution._RANK_PREFIXES):
+        assert rx.pattern in prefixes["line"]
+    assert prefixes["rank_in_text"] == attribution._RANK_IN_TEXT.pattern
+    line, host = re.compile(prefixes["line"]), re.compile(prefixes["host"])
+    not_host = re.compile(prefixes["not_host"])
+    for text, key in [("node-1: [rank3]: Traceback", "node-1: [rank3]:"), ("[1,4]<stderr>: x", "[1,4]<stderr>:"),
+                      ("[rank: 2] x", "[rank: 2]"), ("  12: x", "12:"), ("plain line", "")]:
+        m = line.match(text)
+        assert m is not None and m.group(0).strip() == key, text
+        assert attribution.split_prefix(text).rest == text[m.end():], text  # what the reader strips
+    m = host.match("gpu-node-7: [rank0]: x")
+    assert m is not None and m.group(1) == attribution.split_prefix("gpu-node-7: x").host == "gpu-node-7"
+    assert not_host.match("rank3") and not not_host.match("node3")
+
+
 def test_samples_are_generated_and_diagnose_as_expected(client: Any) -> None:
     listed = client.get("/api/samples").json()["samples"]
     ids = {s["id"] for s in listed}
@@ -281,6 +303,23 @@ def test_diagnosis_page_shows_the_answer_first(client: Any) -> None:
     assert "Collateral" in html and "rank 0" in html
     svg = html.split("<svg", 1)[1].split("</svg>", 1)[0]
     assert "rank 1 · failed first" in svg
+
+
+def test_collateral_rows_quote_their_lines_kept_once(client: Any) -> None:
+    """Each collateral row shows its line as sent; the record keeps that text once (in the timeline marks)."""
+    from markupsafe import escape
+
+    files = [{"name": n, "text": d.decode()} for n, d in lab_files("ddp-rank-raises")]
+    rid = client.post("/api/diagnose", json={"files": files}).json()["id"]
+    rec = client.app.state.store.get(rid)
+    assert set(rec.extra) == {"context", "marks", "sent"}
+    collateral = rec.diagnosis["collateral"]
+    assert collateral
+    lines = {f["name"]: f["text"].splitlines() for f in files}
+    html = client.get(f"/d/{rid}").text
+    for c in collateral:
+        text = lines[c["path"]][c["line"] - 1][:300]
+        assert text and f'<td class="text">{escape(text)}</td>' in html, c
 
 
 def test_markdown_report_is_the_cli_renderer(client: Any, library: Any) -> None:

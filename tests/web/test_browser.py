@@ -246,7 +246,7 @@ REDUCE_IN_WORKER = """async ({files, lib}) => {
         if (e.data.type === 'error') reject(new Error(e.data.message));
       };
       worker.postMessage({type: 'reduce', job: i, file, keywords: lib.keywords, keepEveryLine: lib.keep_every_line,
-                          progress: lib.progress, options: {hosts: false, wholeLimit: 0}});
+                          progress: lib.progress, prefixes: lib.prefixes, options: {hosts: false, wholeLimit: 0}});
     }));
   }
   worker.terminate();

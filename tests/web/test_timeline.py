@@ -88,7 +88,7 @@ def test_healthy_run_draws_progress_only() -> None:
 
 
 def test_padded_lines_put_each_line_at_its_number() -> None:
-    from trainmedic.web.analysis import PaddedLines
+    from trainmedic.web.uploads import PaddedLines
 
     stream = io.BufferedReader(PaddedLines(((2, "b"), (5, "é"), (6, "f"))), buffer_size=3)  # type: ignore[arg-type]
     data = stream.read()
@@ -97,7 +97,7 @@ def test_padded_lines_put_each_line_at_its_number() -> None:
 
 
 def test_analysis_gives_context_and_times(library: Any) -> None:
-    from trainmedic.web.analysis import Upload, analyse
+    from trainmedic.web.uploads import Upload, analyse
 
     oom = match_line(library, "cuda-out-of-memory/allocator-oom")
     text = "".join(f"[rank1]: 2026-12-01 10:00:{i:02d} step {i}\n" for i in range(30))
@@ -113,6 +113,6 @@ def test_analysis_gives_context_and_times(library: Any) -> None:
 
 
 def test_duplicate_names_stay_distinct() -> None:
-    from trainmedic.web.analysis import unique_names
+    from trainmedic.web.uploads import unique_names
 
     assert unique_names(["a.log", "a.log", "", "  b  c "]) == ["a.log", "a.log#2", "upload-3.log", "b c"]

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
-from trainmedic.catalog import LibraryError, load_library
 from trainmedic.cli.env import Env
+from trainmedic.cli.options import add_format_options, add_library_option, chosen_format, open_library
 from trainmedic.model import ExitCode, Fact
 
 PROGRESS_THRESHOLD = 50 << 20
@@ -17,9 +17,8 @@ PROGRESS_THRESHOLD = 50 << 20
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("paths", nargs="+", metavar="PATH",
                    help="log files (plain, gz, zst, bz2, xz), directories of rank logs, or '-' for stdin")
-    p.add_argument("--json", action="store_true", help="print trainmedic.diagnosis/v1 JSON (same as --format json)")
-    p.add_argument("--format", choices=("text", "json", "markdown"), default=None, help="output format")
-    p.add_argument("--library", type=Path, default=None, help=argparse.SUPPRESS)
+    add_format_options(p, json_help="print trainmedic.diagnosis/v1 JSON (same as --format json)")
+    add_library_option(p)
     p.add_argument("--scanner", choices=("hyperscan", "python"), default=None,
                    help="matcher back-end (default: hyperscan when installed)")
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
@@ -36,11 +35,9 @@ def run(args: argparse.Namespace, env: Env) -> int:
     from trainmedic.logs.sources import InputError, expand
     from trainmedic.report import FORMATS
 
-    fmt = "json" if args.json else (args.format or "text")
-    try:
-        library = load_library(args.library) if args.library else load_library()
-    except LibraryError as exc:
-        env.error(f"library: {exc}")
+    fmt = chosen_format(args)
+    library = open_library(args.library, env)
+    if library is None:
         return ExitCode.USAGE
     try:
         facts = _facts(args)

@@ -21,6 +21,7 @@ from trainmedic.cli.env import Env
 from trainmedic.model import ExitCode
 from trainmedic.torch.lab import cases as lab_cases
 from trainmedic.torch.lab.cases import Case, Outcome
+from trainmedic.util.text import rank_label
 
 Status = Literal["pass", "fail", "skip", "captured"]
 Diagnose = Callable[[list[str]], Any]
@@ -63,7 +64,7 @@ def _expected(case: Case) -> str:
     if case.expected_verdict == "healthy":
         return "healthy"
     what = case.expected_id or f"{case.expected_verdict}, cause not in the log"
-    return what if case.expected_rank is None else f"{what} @ rank {case.expected_rank}"
+    return what if case.expected_rank is None else f"{what} @ {rank_label(case.expected_rank)}"
 
 
 def _list(args: argparse.Namespace, env: Env) -> int:

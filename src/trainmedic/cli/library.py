@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
-from trainmedic.catalog import LibraryError, load_library
 from trainmedic.cli.env import Env
+from trainmedic.cli.options import add_library_option, open_library
 from trainmedic.model import ExitCode
 
 
@@ -17,14 +16,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     lst.add_argument("--json", action="store_true", help="machine-readable, with every fingerprint")
     chk = sub.add_parser("check", help="validate the schema, links, fixtures and matcher compilation")
     for q in (lst, chk):
-        q.add_argument("--library", type=Path, default=None, help="a library folder (default: the bundled one)")
+        add_library_option(q, "a library folder (default: the bundled one)")
 
 
 def run(args: argparse.Namespace, env: Env) -> int:
-    try:
-        lib = load_library(args.library) if args.library else load_library()
-    except LibraryError as exc:
-        env.error(f"library: {exc}")
+    lib = open_library(args.library, env)
+    if lib is None:
         return ExitCode.USAGE if args.action == "list" else ExitCode.FOUND
     if args.action == "list":
         if args.json:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from pathlib import Path
 from typing import BinaryIO
 
 from trainmedic.cli.env import Env
+from trainmedic.cli.options import add_library_option
 from trainmedic.model import ExitCode
 
 
@@ -23,15 +23,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--disk-threshold-mb", type=float, default=8.0, metavar="MB",
                    help="read unmodified documents at least this big from disk instead of the editor's copy "
                         "(default: 8)")
-    p.add_argument("--library", type=Path, default=None, metavar="DIR",
-                   help="a library folder to diagnose with (default: the bundled one); for library authors")
+    add_library_option(p, "a library folder to diagnose with (default: the bundled one); for library authors",
+                       metavar="DIR")
     p.add_argument("--log-file", metavar="PATH", help="write the server's own log here (default: stderr)")
     p.add_argument("-v", "--verbose", action="store_true", help="log requests and timings")
 
 
 def run(args: argparse.Namespace, env: Env) -> int:
     try:
-        from trainmedic.lsp.server import Settings, serve
+        from trainmedic.lsp.server import EditorSettings, serve
     except ImportError as exc:
         env.error(f"the language server needs pygls ({exc.name} is missing): pip install 'trainmedic[lsp]'")
         return ExitCode.USAGE
@@ -52,7 +52,7 @@ def run(args: argparse.Namespace, env: Env) -> int:
     root = logging.getLogger()
     root.addHandler(handler)
     root.setLevel(logging.DEBUG if args.verbose else logging.WARNING)
-    settings = Settings(
+    settings = EditorSettings(
         site_url=args.site_url,
         debounce_s=args.debounce_ms / 1000,
         disk_threshold=int(args.disk_threshold_mb * (1 << 20)),

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from trainmedic.catalog import LibraryError, load_library
 from trainmedic.cli.env import Env
+from trainmedic.cli.options import add_format_options, add_library_option, chosen_format, open_library
 from trainmedic.model import ExitCode
 
 
@@ -30,10 +30,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="serve Prometheus metrics on 127.0.0.1:P (0 picks a free port, printed on stderr)")
     p.add_argument("--report", type=Path, default=None, metavar="FILE",
                    help="write the final diagnosis as trainmedic.diagnosis/v1 JSON to FILE")
-    p.add_argument("--json", action="store_true",
-                   help="print each diagnosis as one JSON line on stderr instead of text (same as --format json)")
-    p.add_argument("--format", choices=("text", "json", "markdown"), default=None, help="diagnosis format")
-    p.add_argument("--library", type=Path, default=None, help=argparse.SUPPRESS)
+    add_format_options(
+        p, json_help="print each diagnosis as one JSON line on stderr instead of text (same as --format json)",
+        format_help="diagnosis format")
+    add_library_option(p)
 
 
 def run(args: argparse.Namespace, env: Env) -> int:
@@ -51,13 +51,10 @@ def run(args: argparse.Namespace, env: Env) -> int:
     if args.metrics_port is not None and not 0 <= args.metrics_port <= 65535:
         env.error("--metrics-port must be between 0 and 65535")
         return ExitCode.USAGE
-    try:
-        library = load_library(args.library) if args.library else load_library()
-    except LibraryError as exc:
-        env.error(f"library: {exc}")
+    library = open_library(args.library, env)
+    if library is None:
         return ExitCode.USAGE
-    fmt = "json" if args.json else (args.format or "text")
     opts = JobOptions(argv=command, library=library, hang_timeout=args.hang_timeout,
                       startup_timeout=args.startup_timeout, on_hang=args.on_hang,
-                      metrics_port=args.metrics_port, report=args.report, fmt=fmt)
+                      metrics_port=args.metrics_port, report=args.report, fmt=chosen_format(args))
     return Job(opts, env).run()

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from trainmedic.cli.env import Env
+from trainmedic.cli.options import add_library_option
 from trainmedic.model import ExitCode
 
 
@@ -19,7 +19,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(default: sqlite under $XDG_DATA_HOME/trainmedic, i.e. ~/.local/share/trainmedic/history.db)")
     p.add_argument("--max-upload-mb", type=float, default=100.0, metavar="MB",
                    help="largest request accepted (default: 100); the page reduces big logs before sending")
-    p.add_argument("--library", type=Path, default=None, help=argparse.SUPPRESS)
+    add_library_option(p)
 
 
 def run(args: argparse.Namespace, env: Env) -> int:
@@ -40,7 +40,7 @@ def run(args: argparse.Namespace, env: Env) -> int:
         return ExitCode.USAGE
     loopback = is_loopback(args.host)
     try:
-        library = load_library(args.library) if args.library else load_library()
+        library = load_library(args.library)
         settings = Settings(
             db_url=args.db,
             max_upload_bytes=int(args.max_upload_mb * (1 << 20)),

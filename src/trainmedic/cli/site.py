@@ -6,8 +6,8 @@ import argparse
 import importlib.util
 from pathlib import Path
 
-from trainmedic.catalog import LibraryError, load_library
 from trainmedic.cli.env import Env
+from trainmedic.cli.options import add_library_option, open_library
 from trainmedic.model import ExitCode
 
 
@@ -21,8 +21,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="URL the site is served under, e.g. / or /docs/; by default every link is relative, "
              "so the folder works from disk and under any path",
     )
-    build.add_argument("--library", type=Path, default=None, metavar="DIR",
-                       help="a library folder (default: the bundled one)")
+    add_library_option(build, "a library folder (default: the bundled one)", metavar="DIR")
 
 
 def run(args: argparse.Namespace, env: Env) -> int:
@@ -31,10 +30,8 @@ def run(args: argparse.Namespace, env: Env) -> int:
     if importlib.util.find_spec("jinja2") is None:  # the optional extra: one clear line, not a traceback
         env.error("site build needs jinja2: pip install 'trainmedic[site]'")
         return ExitCode.USAGE
-    try:
-        lib = load_library(args.library) if args.library else load_library()
-    except LibraryError as exc:
-        env.error(f"library: {exc}")
+    lib = open_library(args.library, env)
+    if lib is None:
         return ExitCode.FOUND
     if args.out.exists() and not args.out.is_dir():
         env.error(f"{args.out} exists and is not a folder; choose another OUT")

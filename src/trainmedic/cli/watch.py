@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from trainmedic.catalog import LibraryError, load_library
 from trainmedic.cli.env import Env
+from trainmedic.cli.options import add_format_options, add_library_option, chosen_format, open_library
 from trainmedic.model import ExitCode
 
 
@@ -31,19 +31,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="serve Prometheus metrics on 127.0.0.1:P (0 picks a free port)")
     p.add_argument("--report", type=Path, default=None, metavar="FILE",
                    help="write the final diagnosis as trainmedic.diagnosis/v1 JSON to FILE")
-    p.add_argument("--json", action="store_true", help="print diagnoses as JSON (one object per line when following)")
-    p.add_argument("--format", choices=("text", "json", "markdown"), default=None, help="output format")
-    p.add_argument("--library", type=Path, default=None, help=argparse.SUPPRESS)
+    add_format_options(p, json_help="print diagnoses as JSON (one object per line when following)")
+    add_library_option(p)
 
 
 def run(args: argparse.Namespace, env: Env) -> int:
     from trainmedic.logs.sources import InputError
 
-    fmt = "json" if args.json else (args.format or "text")
-    try:
-        library = load_library(args.library) if args.library else load_library()
-    except LibraryError as exc:
-        env.error(f"library: {exc}")
+    fmt = chosen_format(args)
+    library = open_library(args.library, env)
+    if library is None:
         return ExitCode.USAGE
     if args.interval <= 0 or any(t is not None and t <= 0 for t in (args.hang_timeout, args.startup_timeout)):
         env.error("--interval, --hang-timeout and --startup-timeout must be positive numbers of seconds")
@@ -64,9 +61,9 @@ def run(args: argparse.Namespace, env: Env) -> int:
         FORMATS[fmt](diagnosis, env.stdout, env.stdout_isatty and fmt == "text")
         env.stdout.flush()
         if args.report is not None:
-            from trainmedic.live.output import write_report
+            from trainmedic.report.jsonout import write_file
 
-            write_report(diagnosis, args.report)
+            write_file(diagnosis, args.report)
         return ExitCode.HEALTHY if diagnosis.verdict == "healthy" else ExitCode.FOUND
 
     from trainmedic.live.watcher import Watcher, WatchOptions

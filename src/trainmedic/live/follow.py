@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from trainmedic.live.analysis import LiveAnalysis
+from trainmedic.live.streams import LiveAnalysis
 from trainmedic.logs.sources import InputError, Source, compression_of
 
 READ_LIMIT = 8 << 20  # bytes read per file per poll, so one huge file cannot starve the others

@@ -18,6 +18,7 @@ from trainmedic.live.stacks import Frame, ProcessStacks, ThreadStack, format_sta
 from trainmedic.live.watchdog import watchdog_line
 from trainmedic.model import Alternative, Diagnosis, Evidence, Finding
 from trainmedic.reason.engine import HANG
+from trainmedic.util.text import rank_label
 
 WORKER_HANG = "dataloader-worker-failure/worker-hang"
 
@@ -209,14 +210,13 @@ class HangReport:
 
 def describe(item: Inspected, everyone: Sequence[Inspected] = ()) -> str:
     p = item.stacks.process
-    rank = f"rank {p.rank}" if p.rank is not None else None
     if item.role == "worker":
         parent = next((i for i in everyone if i.stacks.process.pid == p.ppid), None)
         owner = f" of {describe(parent)}" if parent is not None else ""
         return f"DataLoader worker pid {p.pid}{owner}"
     if item.role == "launcher":
         return f"launcher pid {p.pid}"
-    return f"{rank} (pid {p.pid})" if rank else f"main process pid {p.pid}"
+    return f"{rank_label(p.rank)} (pid {p.pid})" if p.rank is not None else f"main process pid {p.pid}"
 
 
 _STUCK_KINDS = ("lock", "io", "sleep", "busy", "blocked", "checkpoint-io", "starting")
@@ -281,7 +281,7 @@ def _others(items: Sequence[Inspected], stuck: Inspected | None, in_collective: 
     ranks = sorted(i.stacks.process.rank for i in rest if i.stacks.process.rank is not None)
     if not ranks:
         return "the other ranks wait for it in a collective"
-    who = f"rank {ranks[0]} waits" if len(ranks) == 1 else f"ranks {', '.join(map(str, ranks))} wait"
+    who = f"{rank_label(ranks[0])} waits" if len(ranks) == 1 else f"ranks {', '.join(map(str, ranks))} wait"
     return f"{who} for it in a collective"
 
 

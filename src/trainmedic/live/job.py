@@ -10,30 +10,27 @@ off the same loop.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import selectors
 import shutil
 import signal
 import subprocess
 import tempfile
-import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
-from typing import Any, TextIO
+from typing import TextIO
 
-from trainmedic.catalog import Library
 from trainmedic.cli.env import Env
 from trainmedic.live import output
-from trainmedic.live.analysis import LiveAnalysis
-from trainmedic.live.hang import HangReport, apply, inspect
+from trainmedic.live.hang import inspect
+from trainmedic.live.session import LiveOptions, LiveSession
 from trainmedic.live.stacks import STACK_DIR_ENV, collect, find_py_spy, process_tree
-from trainmedic.live.watchdog import Watchdog
-from trainmedic.model import Diagnosis, ExitCode, Fact
+from trainmedic.model import Diagnosis
+from trainmedic.util.procs import signal_group, signal_process, start_group
 
 OUTPUT = "<output>"  # the analysis stream: the command's stdout and stderr, joined by lines
 QUIET = 0.25  # seconds of silence after which received lines are scanned
@@ -46,17 +43,10 @@ MAX_PENDING_LINE = 64 * 1024  # a line longer than this (a tqdm bar without newl
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
-@dataclass(frozen=True)
-class JobOptions:
+@dataclass(frozen=True, kw_only=True)
+class JobOptions(LiveOptions):
     argv: list[str]
-    library: Library
-    hang_timeout: float | None = None
-    startup_timeout: float | None = None
     on_hang: str = "keep"  # keep | kill
-    metrics_port: int | None = None
-    report: Path | None = None
-    fmt: str = "text"
-    facts: tuple[Fact, ...] = ()
 
 
 class Passthrough:
@@ -125,55 +115,34 @@ def describe_exit(returncode: int) -> str:
     return f"exited with code {returncode}"
 
 
-class Job:
+class Job(LiveSession[JobOptions]):
     """One supervised command."""
 
+    backoff = 5.0  # reasoning on a huge, chatty log: wait 5 times as long as the last pass took
+
     def __init__(self, opts: JobOptions, env: Env, clock: Callable[[], float] = time.monotonic) -> None:
-        self.opts = opts
-        self.env = env
-        self.clock = clock
+        super().__init__(opts, env, clock)
         self.out = Passthrough(env.stdout)
         self.err = Passthrough(env.stderr)
-        self.analysis = LiveAnalysis(opts.library, facts=opts.facts)
         self.merger = LineMerger()
-        now = clock()
-        self.watchdog = Watchdog(opts.hang_timeout, now, opts.startup_timeout)
-        self.metrics: Any = None
         self.proc: subprocess.Popen[bytes] | None = None
-        self.hang_report: HangReport | None = None
-        self.printed: tuple[str, str | None, int | None] | None = None
-        self.current: Diagnosis | None = None
-        self.last_data = now
-        self.last_flush = now
+        self.last_data = self.last_flush
         self.pending: deque[tuple[float, bytes]] = deque()  # complete lines not yet given to the analysis
-        self.next_reason_at = 0.0
-        self.reason_pending = False
         self.exit_at: float | None = None
         self.kill_at: float | None = None
         self.condemned: list[int] = []
         self.forwarded: list[int] = []
-        self._old_handlers: dict[int, Any] = {}
         self.py_spy = find_py_spy(env.environ)
         self.stack_dir: Path | None = None
 
     # ------------------------------------------------------------ the whole run
 
-    def run(self) -> int:
-        if self.opts.metrics_port is not None:
-            from trainmedic.live.metrics import listen
-
-            self.metrics = listen(self.opts.metrics_port, self.env, self._since_progress, self._since_output)
-            if self.metrics is None:
-                return ExitCode.USAGE
-            self._say(f"metrics at {self.metrics.url}")
+    def _run(self) -> int:
         self.stack_dir = Path(tempfile.mkdtemp(prefix="trainmedic-stacks-"))
         child_env = {**self.env.environ, "PYTHONUNBUFFERED": "1", STACK_DIR_ENV: str(self.stack_dir)}
         try:
             try:
-                # A session of its own: signals reach the whole job through its process group, and
-                # the command cannot grab our terminal.
-                self.proc = subprocess.Popen(self.opts.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                             env=child_env, start_new_session=True)
+                self.proc = start_group(self.opts.argv, env=child_env)
             except FileNotFoundError:
                 self.env.error(f"{self.opts.argv[0]}: command not found")
                 return 127
@@ -182,7 +151,7 @@ class Job:
                 return 126
             if self.metrics is not None:
                 self.metrics.running.set(1)
-            self._install_forwarding()
+            self._install_signals(FORWARDED, self._forward)
             try:
                 self._loop()
             finally:
@@ -191,8 +160,6 @@ class Job:
             return self._final()
         finally:
             shutil.rmtree(self.stack_dir, ignore_errors=True)
-            if self.metrics is not None:
-                self.metrics.close()
 
     def _loop(self) -> None:
         proc = self.proc
@@ -278,38 +245,12 @@ class Job:
         self.last_flush = now
         self._update(now)
 
-    def _update(self, now: float, force: bool = False) -> None:
-        """Diagnose what was scanned, if anything new matched; print it if it says something new."""
-        if self.metrics is not None:
-            self.metrics.count(self.analysis.new_matches())
-        if not force and not self.analysis.changed():
-            self.reason_pending = False
-            return
-        if not force and now < self.next_reason_at:
-            self.reason_pending = True  # reasoning is rate-limited on huge, chatty logs
-            return
-        started = self.clock()
-        d = self.analysis.diagnose(alive=True)
-        self.next_reason_at = self.clock() + min(2.0, 5 * (self.clock() - started))
-        self.reason_pending = False
-        if self.hang_report is not None:
-            d = apply(d, self.hang_report, self.opts.library)
-        self.current = d
-        if self.metrics is not None:
-            self.metrics.set_verdict(d)
-        if self._printable(d) and output.key(d) != self.printed:
-            self.printed = output.key(d)
-            pid = self.proc.pid if self.proc is not None else 0
-            self._print(d, f"{output.BANNER} (pid {pid} still running)")
+    def _live_title(self) -> str:
+        pid = self.proc.pid if self.proc is not None else 0
+        return f"{output.BANNER} (pid {pid} still running)"
 
-    def _printable(self, d: Diagnosis) -> bool:
-        if d.primary is None:
-            return False
-        if d.verdict == "hang":
-            return True
-        return d.verdict == "failure" and self.analysis.role(d.primary.id) == "initiating"
-
-    def _print(self, d: Diagnosis, title: str) -> None:
+    def _show(self, d: Diagnosis, title: str) -> None:
+        """Diagnoses go to stderr, on a line of their own after whatever the command left half-written."""
         self.err.start_line()
         if self.err.broken:
             return
@@ -318,14 +259,9 @@ class Job:
         except (BrokenPipeError, ValueError):
             self.err.broken = True
 
-    def _say(self, message: str) -> None:
-        self._say_raw(f"trainmedic: {message}")
-
     def _say_raw(self, line: str) -> None:
         self.err.start_line()
-        with contextlib.suppress(BrokenPipeError, ValueError):
-            self.env.stderr.write(f"{line}\n")
-            self.env.stderr.flush()
+        super()._say_raw(line)
 
     # ------------------------------------------------------------ hangs
 
@@ -338,12 +274,7 @@ class Job:
         report = inspect(stacks, stalled)
         self.hang_report = report
         self._scan()
-        self.analysis.inject(OUTPUT, report.line())
-        self._say_raw(report.line())
-        self.watchdog.fire(self.clock())
-        if self.metrics is not None:
-            self.metrics.hangs.inc()
-        self._update(self.clock(), force=True)
+        self._record_hang(OUTPUT, report.line(), force=True)
         if self.opts.on_hang == "kill":
             self._say(f"--on-hang kill: stopping the job (SIGTERM, SIGKILL after {KILL_GRACE:.0f} s)")
             self.condemned = [p.pid for p in process_tree(self.proc.pid)]
@@ -353,37 +284,17 @@ class Job:
     def _signal_tree(self, sig: int) -> None:
         """The job's process group and every process found in its tree (torchrun's workers have their own)."""
         assert self.proc is not None
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, sig)
+        signal_group(self.proc.pid, sig)
         for pid in self.condemned:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, sig)
-
-    def _since_progress(self) -> float:
-        return self.watchdog.since_progress(self.clock())
-
-    def _since_output(self) -> float:
-        return self.clock() - self.watchdog.last_output
+            signal_process(pid, sig)
 
     # ------------------------------------------------------------ signals
-
-    def _install_forwarding(self) -> None:
-        if threading.current_thread() is not threading.main_thread():
-            return  # signal handlers can only be set from the main thread (in-process tests)
-        for sig in FORWARDED:
-            self._old_handlers[sig] = signal.signal(sig, self._forward)
 
     def _forward(self, signum: int, frame: FrameType | None) -> None:
         """Ctrl-C and kill reach the whole job; the command decides how to stop, we keep reading."""
         self.forwarded.append(signum)
         if self.proc is not None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.proc.pid, signum)
-
-    def _restore_signals(self) -> None:
-        for sig, old in self._old_handlers.items():
-            signal.signal(sig, old)
-        self._old_handlers.clear()
+            signal_group(self.proc.pid, signum)
 
     def _reap(self) -> None:
         """Wait for the command; then end what is left of its process group, as a batch scheduler would.
@@ -400,8 +311,7 @@ class Job:
         except subprocess.TimeoutExpired:
             self._signal_tree(signal.SIGKILL)
             self.proc.wait()
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGTERM)
+        signal_group(self.proc.pid, signal.SIGTERM)
         for f in (self.proc.stdout, self.proc.stderr):
             if f is not None:
                 f.close()
@@ -418,9 +328,8 @@ class Job:
         if self.metrics is not None:
             self.analysis.flush()
             self.metrics.count(self.analysis.new_matches())
-        d = self.analysis.finish()
+        d = self._final_diagnosis()
         if self.hang_report is not None:
-            d = apply(d, self.hang_report, self.opts.library)
             if rc == 0 and self.watchdog.resumed and d.verdict == "hang" and d.primary is not None:
                 # The watchdog fired, then the run went on and succeeded: a slow stretch, not a hang.
                 d = replace(d, verdict="healthy", primary=None, alternatives=(), notes=(
@@ -432,10 +341,5 @@ class Job:
             self.metrics.set_verdict(d)
             self.metrics.running.set(0)
             self.metrics.exit_code.set(exit_status(rc))
-        self._print(d, f"{output.FINAL_BANNER} (the command {describe_exit(rc)})")
-        if self.opts.report is not None:
-            try:
-                output.write_report(d, self.opts.report)
-            except OSError as exc:
-                self.env.error(f"--report {self.opts.report}: cannot write: {exc.strerror or exc}")
+        self._conclude(d, f"{output.FINAL_BANNER} (the command {describe_exit(rc)})")
         return exit_status(rc)

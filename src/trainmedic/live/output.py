@@ -7,13 +7,11 @@ as one `trainmedic.diagnosis/v1` object on its own line instead, for a program r
 
 from __future__ import annotations
 
-import io
-import json
-import os
-from pathlib import Path
 from typing import TextIO
 
 from trainmedic.model import Diagnosis
+from trainmedic.report import rendered
+from trainmedic.report.jsonout import json_line
 
 BANNER = "trainmedic: live diagnosis"
 FINAL_BANNER = "trainmedic: final diagnosis"
@@ -23,23 +21,13 @@ _RULE = "=" * 12
 
 def render(d: Diagnosis, out: TextIO, *, fmt: str, color: bool, title: str) -> None:
     """Write one diagnosis: fenced text for people, or a JSON line."""
-    from trainmedic.report import FORMATS
-
     if fmt == "json":
-        out.write(json.dumps(d.to_json(), separators=(",", ":")) + "\n")
+        out.write(json_line(d))
         out.flush()
         return
-    buf = io.StringIO()
-    FORMATS[fmt](d, buf, color)
-    out.write(f"\n{_RULE} {title} {_RULE}\n{buf.getvalue().rstrip()}\n{_RULE} {END} {_RULE}\n")
+    text = rendered(d, fmt, color)
+    out.write(f"\n{_RULE} {title} {_RULE}\n{text.rstrip()}\n{_RULE} {END} {_RULE}\n")
     out.flush()
-
-
-def write_report(d: Diagnosis, path: Path) -> None:
-    """The final JSON, written whole or not at all (a reader never sees half a file)."""
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(json.dumps(d.to_json(), indent=2) + "\n")
-    tmp.replace(path)
 
 
 def key(d: Diagnosis) -> tuple[str, str | None, int | None]:

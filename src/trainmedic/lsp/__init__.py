@@ -1,5 +1,5 @@
 """The language server for training logs (`trainmedic lsp`).
 
-`analysis` is plain Python (what an editor shows, computed from a Diagnosis); `server` is the only
+`marks` is plain Python (what an editor shows, computed from a Diagnosis); `server` is the only
 module that imports pygls, and only `trainmedic lsp` imports it, so the core never pays for it.
 """

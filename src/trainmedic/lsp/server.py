@@ -27,13 +27,13 @@ from pygls.lsp.server import LanguageServer
 
 from trainmedic import __version__
 from trainmedic.catalog import Library, load_library
-from trainmedic.lsp.analysis import (
+from trainmedic.lsp.marks import (
     DIAGNOSING,
     Analysis,
     Cancelled,
     CancelToken,
+    Document,
     Encoding,
-    Job,
     Mark,
     Severity,
     analyse,
@@ -44,6 +44,7 @@ from trainmedic.lsp.analysis import (
     units,
     uri_to_path,
 )
+from trainmedic.util.text import rank_suffix
 
 log = logging.getLogger("trainmedic.lsp")
 R = TypeVar("R")
@@ -62,7 +63,7 @@ _SEVERITY: dict[Severity, t.DiagnosticSeverity] = {
 
 
 @dataclass
-class Settings:
+class EditorSettings:
     """What a client may set (initializationOptions or the `trainmedic` configuration section)."""
 
     site_url: str | None = None  # a locally built site (`trainmedic site`): directory or URL
@@ -110,9 +111,9 @@ class DocState:
 class TrainmedicServer(LanguageServer):
     """A pygls server that keeps per-document state and one diagnosis worker."""
 
-    def __init__(self, settings: Settings | None = None) -> None:
+    def __init__(self, settings: EditorSettings | None = None) -> None:
         super().__init__("trainmedic", __version__, text_document_sync_kind=t.TextDocumentSyncKind.Incremental)
-        self.settings = settings or Settings()
+        self.settings = settings or EditorSettings()
         self.docs: dict[str, DocState] = {}
         self.asked: set[str] = set()  # documents the client asked about, whatever their name
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trainmedic-diagnose")
@@ -185,7 +186,7 @@ class TrainmedicServer(LanguageServer):
         self._wake(state)
         self.text_document_publish_diagnostics(t.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
-    def _job(self, state: DocState) -> Job:
+    def _document(self, state: DocState) -> Document:
         """Read big, unmodified files from disk: the editor's copy would have to be encoded and
         copied, and the reader streams a file in bounded memory."""
         doc = self.workspace.get_text_document(state.uri)
@@ -193,22 +194,22 @@ class TrainmedicServer(LanguageServer):
         path = uri_to_path(state.uri)
         if path is not None and not state.dirty and len(source) >= self.settings.disk_threshold \
                 and Path(path).is_file():
-            return Job(state.name, path=path)
-        return Job(state.name, text=source)
+            return Document(state.name, path=path)
+        return Document(state.name, text=source)
 
     async def _diagnose(self, state: DocState, generation: int, delay: float) -> None:
         if delay > 0:
             await asyncio.sleep(delay)
         if state.closed or generation != state.generation:
             return
-        job = self._job(state)
+        doc = self._document(state)
         token = state.token = CancelToken()
-        size = Path(job.path).stat().st_size if job.path else len(job.text or "")
-        where = f"{Path(state.name).name} from disk" if job.path else Path(state.name).name
+        size = Path(doc.path).stat().st_size if doc.path else len(doc.text or "")
+        where = f"{Path(state.name).name} from disk" if doc.path else Path(state.name).name
         progress = await self._progress(where, size, token)
         started = time.monotonic()
         try:
-            analysis = await self.off_loop(lambda: analyse(job, self.library, token=token, on_bytes=progress.add))
+            analysis = await self.off_loop(lambda: analyse(doc, self.library, token=token, on_bytes=progress.add))
         except Cancelled:
             progress.end("cancelled")
             if not state.closed and generation == state.generation:  # the user cancelled the progress
@@ -232,7 +233,7 @@ class TrainmedicServer(LanguageServer):
         p = analysis.diagnosis.primary
         log.debug("diagnosed %s (%s, %d bytes) in %.2fs: %s", state.name, analysis.source, size,
                   time.monotonic() - started, p.id if p else "healthy")
-        progress.end(f"{p.id}{f' (rank {p.rank})' if p.rank is not None else ''}" if p else "no failure found")
+        progress.end(f"{p.id}{rank_suffix(p.rank)}" if p else "no failure found")
         state.result = analysis
         self._settle(state, generation, None)
         self.publish(state)
@@ -341,24 +342,17 @@ class TrainmedicServer(LanguageServer):
             return None
         marks = state.result.marks_at(params.range.start.line, params.range.end.line)
         actions: list[t.CodeAction] = []
-        commands: set[str] = set()
-        pages: set[str] = set()
+        offered: set[tuple[str, str]] = set()  # (command, argument): each action once, however many marks
         for mark in marks:
             diags = [d for d in params.context.diagnostics if d.source == "trainmedic" and d.code == mark.finding]
-            for cmd in mark.verify:
-                if cmd in commands:
+            offers = [(COPY_VERIFY, cmd, f"trainmedic: copy the verify command `{cmd}`") for cmd in mark.verify]
+            offers += [(OPEN_PAGE, page, f"trainmedic: open the encyclopedia page for {page}") for page in mark.pages]
+            for command, argument, title in offers:
+                if (command, argument) in offered:
                     continue
-                commands.add(cmd)
-                title = f"trainmedic: copy the verify command `{cmd}`"
+                offered.add((command, argument))
                 actions.append(t.CodeAction(title=title, kind=t.CodeActionKind.QuickFix, diagnostics=diags or None,
-                                            command=t.Command(title=title, command=COPY_VERIFY, arguments=[cmd])))
-            for ident in mark.pages:
-                if ident in pages:
-                    continue
-                pages.add(ident)
-                title = f"trainmedic: open the encyclopedia page for {ident}"
-                actions.append(t.CodeAction(title=title, kind=t.CodeActionKind.QuickFix, diagnostics=diags or None,
-                                            command=t.Command(title=title, command=OPEN_PAGE, arguments=[ident])))
+                                            command=t.Command(title=title, command=command, arguments=[argument])))
         if not actions:
             return None
         text_caps = self.client_capabilities.text_document
@@ -371,7 +365,7 @@ class TrainmedicServer(LanguageServer):
     # ------------------------------------------------------------ commands
 
     async def diagnose_text(self, text: str, name: str) -> dict[str, Any]:
-        analysis = await self.off_loop(lambda: analyse(Job(name, text=text), self.library))
+        analysis = await self.off_loop(lambda: analyse(Document(name, text=text), self.library))
         return analysis.diagnosis.to_json()
 
     async def diagnose_uri(self, uri: str) -> dict[str, Any]:
@@ -397,7 +391,7 @@ class TrainmedicServer(LanguageServer):
         if path is None:
             raise ValueError(f"{uri}: not open and not a file")
         # An explicit request for a file that is not open: use every core.
-        analysis = await self.off_loop(lambda: analyse(Job(path, path=path), self.library, parallel=True))
+        analysis = await self.off_loop(lambda: analyse(Document(path, path=path), self.library, parallel=True))
         return analysis.diagnosis.to_json()
 
     async def open_page(self, ident: str, show: bool) -> dict[str, Any]:
@@ -459,7 +453,7 @@ class _Progress:
         self.server.work_done_progress.end(self.token, t.WorkDoneProgressEnd(message=message))
 
 
-def create_server(settings: Settings | None = None) -> TrainmedicServer:
+def create_server(settings: EditorSettings | None = None) -> TrainmedicServer:
     """Build the server with its features; separate from `serve` so tests can inspect it."""
     server = TrainmedicServer(settings)
 
@@ -470,7 +464,7 @@ def create_server(settings: Settings | None = None) -> TrainmedicServer:
     @server.feature(t.INITIALIZED)
     def initialized(ls: TrainmedicServer, _params: t.InitializedParams) -> None:
         # Compile the pattern database now, on the worker, so the first diagnosis is quick.
-        from trainmedic.lsp.analysis import warm
+        from trainmedic.lsp.marks import warm
 
         ls.executor.submit(lambda: warm(ls.library))
 
@@ -558,7 +552,7 @@ def create_server(settings: Settings | None = None) -> TrainmedicServer:
     return server
 
 
-def serve(settings: Settings, stdin: BinaryIO, stdout: BinaryIO) -> None:
+def serve(settings: EditorSettings, stdin: BinaryIO, stdout: BinaryIO) -> None:
     """Talk LSP over the given streams until the client exits or disconnects."""
     server = create_server(settings)
     try:

@@ -1,7 +1,14 @@
-"""Renderers: each turns a Diagnosis into text for one audience. They render; they never decide."""
+"""Renderers: each turns a Diagnosis into text for one audience. They render; they never decide.
+
+Every output format lives in one module of this package with a `render(diagnosis, out, color)`
+function, and is listed once in `_MODULES`: the commands' `--format` choices, the live banners and
+the web's report all come from `FORMATS`, so a new format is a new module plus one line here.
+"""
 
 from __future__ import annotations
 
+import importlib
+import io
 from collections.abc import Callable
 from typing import TextIO
 
@@ -9,23 +16,27 @@ from trainmedic.model import Diagnosis
 
 Renderer = Callable[[Diagnosis, TextIO, bool], None]
 
-
-def _text(d: Diagnosis, out: TextIO, color: bool) -> None:
-    from trainmedic.report.text import render
-
-    render(d, out, color)
-
-
-def _json(d: Diagnosis, out: TextIO, color: bool) -> None:
-    from trainmedic.report.jsonout import render
-
-    render(d, out, color)
+# format name -> the module that renders it (imported on first use: rich costs time to load)
+_MODULES = {
+    "text": "trainmedic.report.text",
+    "json": "trainmedic.report.jsonout",
+    "markdown": "trainmedic.report.markdown",
+}
+DEFAULT_FORMAT = "text"
 
 
-def _markdown(d: Diagnosis, out: TextIO, color: bool) -> None:
-    from trainmedic.report.markdown import render
+def _lazy(module: str) -> Renderer:
+    def render(d: Diagnosis, out: TextIO, color: bool) -> None:
+        importlib.import_module(module).render(d, out, color)
 
-    render(d, out, color)
+    return render
 
 
-FORMATS: dict[str, Renderer] = {"text": _text, "json": _json, "markdown": _markdown}
+FORMATS: dict[str, Renderer] = {name: _lazy(module) for name, module in _MODULES.items()}
+
+
+def rendered(d: Diagnosis, fmt: str, color: bool = False) -> str:
+    """The report in format `fmt`, as a string."""
+    buf = io.StringIO()
+    FORMATS[fmt](d, buf, color)
+    return buf.getvalue()

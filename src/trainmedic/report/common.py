@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 from trainmedic.model import Diagnosis, Finding
+from trainmedic.util.text import rank_label
 
 HEADLINES = {
     "failure": "The run failed",
@@ -17,10 +18,6 @@ def when(t: float | None) -> str:
     if t is None:
         return ""
     return dt.datetime.fromtimestamp(t, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
-def rank_label(rank: int | None) -> str:
-    return f"rank {rank}" if rank is not None else "no rank"
 
 
 def where(p: Finding) -> str:

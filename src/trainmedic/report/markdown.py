@@ -5,14 +5,8 @@ from __future__ import annotations
 from typing import TextIO
 
 from trainmedic.model import Diagnosis
-from trainmedic.report.common import HEADLINES, collateral_by_rank, rank_label, where
-
-
-def _code(text: str) -> str:
-    fence = "```"
-    while fence in text:
-        fence += "`"
-    return f"{fence}\n{text}\n{fence}"
+from trainmedic.report.common import HEADLINES, collateral_by_rank, where
+from trainmedic.util.text import code_fence, rank_label
 
 
 def render(d: Diagnosis, out: TextIO, _color: bool = False) -> None:
@@ -26,12 +20,12 @@ def render(d: Diagnosis, out: TextIO, _color: bool = False) -> None:
         w(f"- Where: {where(p)}\n- Why: {p.why}\n\n")
         if p.evidence:
             w("### Evidence\n\n")
-            w(_code("\n".join(f"{e.path}:{e.line} [{rank_label(e.rank)}] {e.text}" for e in p.evidence)))
+            w(code_fence("\n".join(f"{e.path}:{e.line} [{rank_label(e.rank)}] {e.text}" for e in p.evidence)))
             w("\n\n")
         if p.fix:
             w("### Fix\n\n" + "".join(f"{i}. {s}\n" for i, s in enumerate(p.fix, 1)) + "\n")
         if p.verify:
-            w("### Verify\n\n" + _code("\n".join(p.verify)) + "\n\n")
+            w("### Verify\n\n" + code_fence("\n".join(p.verify)) + "\n\n")
         if p.missing:
             w("### Missing facts\n\n" + "".join(f"- {m.fact}: `{m.command}`\n" for m in p.missing) + "\n")
     used = [f for f in d.facts if f.effect]

@@ -8,7 +8,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from trainmedic.model import Diagnosis
-from trainmedic.report.common import HEADLINES, collateral_by_rank, rank_label, where
+from trainmedic.report.common import HEADLINES, collateral_by_rank, where
+from trainmedic.util.text import rank_label
 
 _STYLE = {"failure": "bold red", "hang": "bold yellow", "healthy": "bold green"}
 

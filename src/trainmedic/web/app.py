@@ -34,11 +34,13 @@ from trainmedic.logs.sources import InputError
 from trainmedic.model import SCHEMA
 from trainmedic.report.common import when
 from trainmedic.scan.database import PROGRESS
+from trainmedic.util.text import human_bytes
 from trainmedic.web import encyclopedia, timeline
-from trainmedic.web.analysis import Outcome, TooLarge, Upload, analyse, check_lines, human_bytes, unique_names
-from trainmedic.web.convert import markdown
+from trainmedic.web.patterns import line_prefixes
 from trainmedic.web.samples import Sample, all_samples
 from trainmedic.web.store import VERDICTS, Record, Store, default_url, iso
+from trainmedic.web.uploads import Diagnosed, TooLarge, Upload, analyse, check_lines, unique_names
+from trainmedic.web.view import diagnosis_view, markdown_report
 
 log = logging.getLogger("trainmedic.web")
 
@@ -238,7 +240,7 @@ def _environment() -> jinja2.Environment:
     env.filters["inline"] = _inline
     env.filters["human_bytes"] = human_bytes
     env.filters["entry_url"] = encyclopedia.entry_url
-    env.filters["rank_label"] = timeline.rank_label
+    env.filters["lane_label"] = timeline.lane_label
     env.filters["when"] = when
     env.globals["version"] = __version__
     env.globals["nav"] = ""
@@ -276,6 +278,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     site_assets = encyclopedia.site_assets()
     samples: dict[str, Sample] = all_samples(library)
     words = prefilter(library)
+    prefixes = line_prefixes()
     from trainmedic.api import Diagnoser
 
     Diagnoser(library).warm()  # compile the pattern database now, not on the first upload
@@ -330,7 +333,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         """
         check_origin(request)
         uploads = await _read_uploads(request, settings.max_upload_bytes)
-        def run() -> Outcome:
+        def run() -> Diagnosed:
             with _DIAGNOSE:
                 return analyse(uploads, library, settings.max_upload_bytes * DECODED_FACTOR)
 
@@ -375,15 +378,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @app.get("/api/library", tags=["api"])
     def api_library() -> dict[str, Any]:
-        """Entries and causes, and the keyword prefilter a client uses to cut a big log down.
+        """Entries and causes, and what a client needs to cut a big log down as the server would read it.
 
         A line that contains none of `keywords` cannot match any fingerprint. When `keep_every_line`
-        is true (some pattern has no usable literal) the prefilter cannot be used.
+        is true (some pattern has no usable literal) the prefilter cannot be used. `progress` are the
+        progress-line patterns; `prefixes` the launcher prefixes that say which rank (or host) printed
+        a line, as JavaScript regex sources (see `trainmedic.web.patterns`).
         """
         return {
             "keywords": [w for w in words if w],
             "keep_every_line": "" in words,
             "progress": [p.regex for p in PROGRESS],
+            "prefixes": prefixes,
             "entries": [{
                 "id": e.id, "title": e.title, "category": e.category, "summary": e.summary,
                 "url": encyclopedia.entry_url(e.id),
@@ -417,12 +423,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         rec = load(rid)
         if rec is None:
             return not_found(f"No diagnosis with id {rid}. It may be in another history database.")
-        from trainmedic.web.view import diagnosis_view
-
         view = diagnosis_view(rec, library)
         svg = timeline.render_svg(rec.diagnosis, rec.extra.get("marks", []))
         return page("diagnosis.html", page_title=view["headline"], v=view, rec=rec, svg=Markup(svg),
-                    report=markdown(rec.diagnosis), nav="")
+                    report=markdown_report(rec.diagnosis), nav="")
 
     @app.get("/d/{rid}/timeline.svg", include_in_schema=False)
     def timeline_svg(rid: str) -> Response:
@@ -437,7 +441,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         rec = load(rid)
         if rec is None:
             return not_found(f"No diagnosis with id {rid}.")
-        return PlainTextResponse(markdown(rec.diagnosis), media_type="text/markdown; charset=utf-8")
+        return PlainTextResponse(markdown_report(rec.diagnosis), media_type="text/markdown; charset=utf-8")
 
     @app.get("/history", response_class=HTMLResponse, include_in_schema=False)
     def history(q: str = "", verdict: str = "", since: str = "", until: str = "") -> HTMLResponse:

@@ -61,6 +61,22 @@ def entry_page(entry: Entry, library: Library, fallback: Callable[[Entry], str])
         return fallback(entry)
 
 
+def cause_role(library: Library, cause_id: str) -> str:
+    """The cause's role (initiating, cascade, teardown ...); an id the library lacks counts as cascade."""
+    try:
+        return library.cause(cause_id).role
+    except KeyError:
+        return "cascade"
+
+
+def cause_title(library: Library, cause_id: str) -> str:
+    """The cause's title, or its id when the library lacks it (a record from another library)."""
+    try:
+        return library.cause(cause_id).title
+    except KeyError:
+        return cause_id
+
+
 def entry_url(full_id: str) -> str:
     """Link to an entry page, anchored at the cause when the id names one."""
     entry_id, _, cause_id = full_id.partition("/")

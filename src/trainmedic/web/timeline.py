@@ -20,6 +20,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from trainmedic.util.text import rank_label
+
 WIDTH = 960
 LABEL_W = 190
 LANE_H = 28
@@ -57,8 +59,12 @@ def _esc(text: object) -> str:
             .replace('"', "&quot;").replace("'", "&#39;"))
 
 
-def rank_label(rank: int | None) -> str:
-    return f"rank {rank}" if rank is not None else "launcher / no rank"
+NO_RANK = "launcher / no rank"  # the lane of lines no rank printed: the launcher's, mostly
+
+
+def lane_label(rank: int | None) -> str:
+    """A lane's name: `rank 3`, or the launcher's lane."""
+    return rank_label(rank, NO_RANK)
 
 
 def choose_mode(marks: Sequence[dict[str, Any]]) -> str:
@@ -133,7 +139,7 @@ def _shape(kind: str, x: float, y: float, primary: bool, tip: str, legend: bool 
 def _tip(m: dict[str, Any]) -> str:
     name = str(m["path"]).rsplit("/", 1)[-1]
     what = "last progress" if m["kind"] == "progress" else m["id"]
-    return f"{rank_label(m['rank'])} · {what} · {name}:{m['line']}\n{m.get('text', '')}"
+    return f"{lane_label(m['rank'])} · {what} · {name}:{m['line']}\n{m.get('text', '')}"
 
 
 def render_svg(diagnosis: dict[str, Any], marks: Sequence[dict[str, Any]]) -> str:
@@ -177,7 +183,7 @@ def render_svg(diagnosis: dict[str, Any], marks: Sequence[dict[str, Any]]) -> st
             out.append(f'<rect x="4" y="{y - LANE_H / 2 + 2:.1f}" width="{WIDTH - 8}" height="{LANE_H - 4}" '
                        f'rx="4" fill="#fdecea" stroke="#d62728" stroke-width="1"{dash}/>')
         out.append(f'<line x1="{x0}" y1="{y:.1f}" x2="{x1}" y2="{y:.1f}" stroke="#d0d4d8" stroke-width="1"/>')
-        label = rank_label(r)
+        label = lane_label(r)
         if is_lead:
             label += " · suspect (silent)" if r == silent else (
                 " · stalled" if diagnosis.get("verdict") == "hang" else " · failed first")
@@ -279,7 +285,7 @@ def _summary(diagnosis: dict[str, Any], marks: Sequence[dict[str, Any]], silent:
     primary = diagnosis.get("primary") or {}
     if not primary:
         return "No failure found; the lanes show each rank's last progress."
-    who = rank_label(primary.get("rank"))
+    who = lane_label(primary.get("rank"))
     if silent is not None:
         head = f"{who} is the suspect: it went silent or its log is missing, and the others failed waiting for it."
     else:

@@ -5,28 +5,22 @@ The headline answers the newcomer's two questions first: which rank went first, 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from trainmedic.catalog import Library
-from trainmedic.web.encyclopedia import entry_url
+from trainmedic.report import rendered
+from trainmedic.report.jsonout import diagnosis_from_json
+from trainmedic.web.encyclopedia import cause_role, cause_title, entry_url
 from trainmedic.web.store import Record, iso
-from trainmedic.web.timeline import rank_label
+from trainmedic.web.timeline import lane_label
 
 MAX_COLLATERAL_PER_RANK = 12
 
 
-def _title(library: Library, cause_id: str) -> str:
-    try:
-        return library.cause(cause_id).title
-    except KeyError:
-        return cause_id
-
-
-def _role(library: Library, cause_id: str) -> str:
-    try:
-        return library.cause(cause_id).role
-    except KeyError:
-        return "cascade"
+def markdown_report(d: Mapping[str, Any]) -> str:
+    """The same markdown report `trainmedic diagnose --format markdown` prints, from a stored diagnosis."""
+    return rendered(diagnosis_from_json(d), "markdown")
 
 
 def headline(d: dict[str, Any], marks: list[dict[str, Any]]) -> tuple[str, str]:
@@ -58,21 +52,22 @@ def diagnosis_view(rec: Record, library: Library) -> dict[str, Any]:
             **p,
             "url": entry_url(p["id"]),
             "confidence_pct": round(100 * float(p.get("confidence", 0))),
-            "rank_label": rank_label(p.get("rank")),
+            "rank_label": lane_label(p.get("rank")),
         }
-    texts = extra.get("collateral_text", {})
+    # The timeline's marks carry each collateral line's text as sent; the stored diagnosis does not.
+    texts = {(m["path"], m["line"]): m.get("text", "") for m in marks}
     groups: dict[int | None, list[dict[str, Any]]] = {}
     for c in d.get("collateral", []):
         groups.setdefault(c.get("rank"), []).append({
-            **c, "url": entry_url(c["id"]), "role": _role(library, c["id"]), "title": _title(library, c["id"]),
-            "text": texts.get(f"{c['path']}:{c['line']}", ""),
+            **c, "url": entry_url(c["id"]), "role": cause_role(library, c["id"]),
+            "title": cause_title(library, c["id"]), "text": texts.get((c["path"], c["line"]), ""),
         })
     collateral = [
-        {"rank": r, "label": rank_label(r), "count": len(items), "rows": items[:MAX_COLLATERAL_PER_RANK]}
+        {"rank": r, "label": lane_label(r), "count": len(items), "rows": items[:MAX_COLLATERAL_PER_RANK]}
         for r, items in sorted(groups.items(), key=lambda kv: (kv[0] is None, kv[0] or 0))
     ]
     alternatives = [{
-        **a, "url": entry_url(a["id"]), "title": _title(library, a["id"]),
+        **a, "url": entry_url(a["id"]), "title": cause_title(library, a["id"]),
         "confidence_pct": round(100 * float(a.get("confidence", 0))),
     } for a in d.get("alternatives", [])]
     sent = {s["name"]: s for s in extra.get("sent", [])}

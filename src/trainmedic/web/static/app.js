@@ -31,7 +31,8 @@
       const r = await fetch('/api/library');
       if (!r.ok) throw new Error('cannot load the library from the server');
       const j = await r.json();
-      state.lib = { keywords: j.keywords, keepEveryLine: j.keep_every_line, progress: j.progress || [] };
+      state.lib = { keywords: j.keywords, keepEveryLine: j.keep_every_line, progress: j.progress || [],
+        prefixes: j.prefixes };
     }
     return state.lib;
   }
@@ -90,7 +91,7 @@
     update();
     worker().postMessage({
       type: 'reduce', job, file: item.file, keywords: lib.keywords, keepEveryLine: lib.keepEveryLine,
-      progress: lib.progress, options: { hosts: $('redact-hosts').checked },
+      progress: lib.progress, prefixes: lib.prefixes, options: { hosts: $('redact-hosts').checked },
     });
   }
 

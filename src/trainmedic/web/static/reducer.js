@@ -11,6 +11,8 @@
 // Every kept line travels with its line number in the original file, so the diagnosis quotes the
 // user's own path:line. Secrets are redacted from the kept lines before they leave the worker;
 // host names and IP addresses too when asked (replaced consistently, so "which host" still reads).
+// Which launcher prefixes say what rank (or host) printed a line is the server's knowledge: the page
+// passes on what /api/library sends (`prefixes`, regex sources from trainmedic.logs.attribution).
 'use strict';
 
 const CHUNK = 4 << 20;
@@ -24,8 +26,6 @@ const TAIL_BYTES = 2 << 20;
 const MAX_LINE = 8192;
 const MAX_SEND = 24 << 20; // past this, stop keeping matches (the tail is still kept)
 const TB_START = 'Traceback (most recent call last):';
-const PREFIX = /^(?:(?:[a-z][a-z0-9]*(?:[-.][a-z0-9]+)+|[a-z]+\d+): )?(?:\[(?:rank|default)\d{1,6}\]:[ ]?|\[1,\d{1,6}\]<(?:stdout|stderr)>:[ ]?|\[rank: \d{1,6}\] | {0,5}\d{1,5}: )?/;
-const RANK_IN_TEXT = /\[Rank \d{1,6}\]/;
 
 // ------------------------------------------------------------------ redaction
 
@@ -50,8 +50,6 @@ const IPV6 = /\b(?:[0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}\b/g;
 const FQDN = /\b(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:com|net|org|io|ai|dev|cloud|internal|local|lan|corp|cluster|svc|edu|gov|us|eu|uk|de|fr|cn|jp)\b/gi;
 const AWS_HOST = /\bip-\d{1,3}-\d{1,3}-\d{1,3}-\d{1,3}\b/g;
 const HOST_FIELD = /\b(host(?:name)?\s*[:=]\s*)([A-Za-z0-9][A-Za-z0-9.-]*)/gi;
-const HOST_PREFIX = /^((?:[a-z][a-z0-9]*(?:[-.][a-z0-9]+)+|[a-z]+\d+))(?=: )/;
-const NOT_HOST = /^(?:rank|default)\d+$/;
 const KEEP_IPS = new Set(['127.0.0.1', '0.0.0.0', '255.255.255.255']);
 
 let hostNames = new Map();
@@ -74,7 +72,18 @@ function pseudoIp(ip) {
   return ipNames.get(ip);
 }
 
-function redact(text, hosts, counts) {
+// The launcher prefixes from /api/library, compiled: `line` (host then rank prefix, at the start),
+// `host` (a host prefix; group 1 is the name), `notHost` (rank labels that look like host names),
+// `rankInText` (a rank named in the message).
+function compilePrefixes(p) {
+  if (!p || !p.line || !p.host || !p.not_host || !p.rank_in_text) {
+    throw new Error('the launcher prefixes are missing: pass on `prefixes` from /api/library');
+  }
+  return { line: new RegExp(p.line), host: new RegExp(p.host), notHost: new RegExp(p.not_host),
+    rankInText: new RegExp(p.rank_in_text) };
+}
+
+function redact(text, hosts, counts, prefixes) {
   let out = text;
   for (const [kind, re, repl] of SECRET_RULES) {
     re.lastIndex = 0;
@@ -87,7 +96,8 @@ function redact(text, hosts, counts) {
   }
   if (hosts) {
     const count = (kind) => { counts[kind] = (counts[kind] || 0) + 1; };
-    out = out.replace(HOST_PREFIX, (m) => (NOT_HOST.test(m) ? m : (count('host'), pseudoHost(m))));
+    out = out.replace(prefixes.host, (m, name) => (prefixes.notHost.test(name) ? m
+      : (count('host'), pseudoHost(name) + m.slice(name.length))));
     out = out.replace(HOST_FIELD, (_, lead, name) => (count('host'), lead + pseudoHost(name)));
     out = out.replace(AWS_HOST, (m) => (count('host'), pseudoHost(m)));
     out = out.replace(FQDN, (m) => (count('host'), pseudoHost(m)));
@@ -137,19 +147,20 @@ function compileAll(list) {
   return out;
 }
 
-function prefixKey(line) {
-  const m = PREFIX.exec(line);
+function prefixKey(line, prefixes) {
+  const m = prefixes.line.exec(line);
   const key = m ? m[0].trim() : '';
   if (key) return key;
-  const r = RANK_IN_TEXT.exec(line.slice(0, 120));
+  const r = prefixes.rankInText.exec(line.slice(0, 120));
   return r ? r[0] : '';
 }
 
 class Reducer {
-  constructor(keywords, keepEvery, progress, wholeLimit) {
+  constructor(keywords, keepEvery, progress, prefixes, wholeLimit) {
     this.re = keepEvery || !keywords.length ? null : keywordRegex(keywords);
     this.every = keepEvery;
     this.progress = progress;
+    this.prefixes = prefixes;
     this.n = 0;
     this.kept = [];
     this.last = 0;
@@ -203,7 +214,7 @@ class Reducer {
   }
 
   tbStep(line) {
-    const m = PREFIX.exec(line);
+    const m = this.prefixes.line.exec(line);
     const key = m ? m[0].trim() : '';
     for (const [k, c] of this.tbs) {
       if (c + 1 > MAX_TB) this.tbs.delete(k); else this.tbs.set(k, c + 1);
@@ -245,7 +256,7 @@ class Reducer {
         if (!this.tbs.size && this.after > 0) this.after -= 1;
       }
       if (this.tbs.size) this.tbStep(line);
-      if (isHit && line.includes(TB_START) && !this.truncated) this.tbs.set(prefixKey(line), 0);
+      if (isHit && line.includes(TB_START) && !this.truncated) this.tbs.set(prefixKey(line, this.prefixes), 0);
       i += 1;
       if (!this.tbs.size && this.after === 0 && base + i + 1 > HEAD) {
         while (h < hits.length && hits[h] < i) h += 1;
@@ -274,7 +285,7 @@ class Reducer {
       const [n, t] = tail[k];
       size += t.length + 1;
       if (!t.trim()) continue;
-      const key = prefixKey(t);
+      const key = prefixKey(t, this.prefixes);
       if (!seenAny.has(key)) { seenAny.add(key); extra.set(n, t); }
       if (!seenProgress.has(key) && this.progress.some((re) => re.test(t))) {
         seenProgress.add(key);
@@ -355,7 +366,7 @@ async function reduceFile(job, file, lib, options) {
       totalLines: null, keptLines: null, redactions: {}, truncated: false };
   }
   const wholeLimit = options.wholeLimit === undefined ? WHOLE_LIMIT : options.wholeLimit;
-  const reducer = new Reducer(lib.keywords, lib.keepEveryLine, lib.progress, wholeLimit);
+  const reducer = new Reducer(lib.keywords, lib.keepEveryLine, lib.progress, lib.prefixes, wholeLimit);
   const decoder = new TextDecoder('utf-8');
   let carry = '';
   const chunks = kind === 'gzip' ? gzipChunks(file, progress) : plainChunks(file, progress);
@@ -372,7 +383,7 @@ async function reduceFile(job, file, lib, options) {
   carry += decoder.decode();
   if (carry) reducer.feed(carry, [carry]);
   const counts = {};
-  const clean = (t) => redact(t.endsWith('\r') ? t.slice(0, -1) : t, options.hosts, counts);
+  const clean = (t) => redact(t.endsWith('\r') ? t.slice(0, -1) : t, options.hosts, counts, lib.prefixes);
   const totalLines = reducer.n;
   if (reducer.whole !== null) {
     const text = reducer.whole.map(clean).join('\n');
@@ -397,7 +408,8 @@ self.onmessage = (ev) => {
   if (msg.type !== 'reduce') return;
   queue = queue.then(async () => {
     try {
-      const lib = { keywords: msg.keywords, keepEveryLine: msg.keepEveryLine, progress: compileAll(msg.progress) };
+      const lib = { keywords: msg.keywords, keepEveryLine: msg.keepEveryLine, progress: compileAll(msg.progress),
+        prefixes: compilePrefixes(msg.prefixes) };
       const result = await reduceFile(msg.job, msg.file, lib, msg.options || {});
       postMessage({ type: 'done', job: msg.job, result });
     } catch (e) {

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from tests.lsp import logs
 from trainmedic.api import Diagnoser, Named
 from trainmedic.catalog import load_library
-from trainmedic.lsp.analysis import (
-    Job,
+from trainmedic.lsp.marks import (
+    Document,
     Span,
     analyse,
     build_marks,
@@ -104,7 +104,7 @@ def test_units_follow_the_negotiated_encoding() -> None:
 def test_analyse_reads_big_files_from_disk(tmp_path: Path) -> None:
     path = tmp_path / "rank2.log"
     path.write_text(logs.RANK2 + "\n", encoding="utf-8")
-    a = analyse(Job(str(path), path=str(path)), load_library())
+    a = analyse(Document(str(path), path=str(path)), load_library())
     assert a.source == "disk"
     assert a.diagnosis.primary is not None
     assert a.diagnosis.primary.rank == 2
@@ -114,11 +114,11 @@ def test_analyse_reads_big_files_from_disk(tmp_path: Path) -> None:
     assert a.span(first[0]) == Span(0, logs.RANK2.splitlines()[0])
 
 
-def test_the_core_and_the_analysis_never_import_pygls() -> None:
+def test_the_core_and_the_marks_never_import_pygls() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, trainmedic, trainmedic.api, trainmedic.cli.main, trainmedic.lsp, trainmedic.lsp.analysis\n"
+    code = ("import sys, trainmedic, trainmedic.api, trainmedic.cli.main, trainmedic.lsp, trainmedic.lsp.marks\n"
             "trainmedic.cli.main.build_parser('diagnose')\n"
             "leaked = sorted(m for m in sys.modules if m.split('.')[0] in ('pygls', 'lsprotocol'))\n"
             "assert not leaked, leaked\n")

@@ -7,7 +7,7 @@ them exactly as it would number the full file and every `path:line` in the diagn
 user's own. The padding is generated as the reader asks for it, never held in memory.
 
 Besides the Diagnosis, the server keeps a few lines of context around the evidence and the time
-of each mark on the timeline: both are taken from what was sent, nothing more.
+and text of each mark on the timeline: all taken from what was sent, nothing more.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from trainmedic.logs.attribution import parse_time
 from trainmedic.logs.blocks import MAX_LINE, iter_blocks
 from trainmedic.logs.sources import InputError, Source
 from trainmedic.model import Diagnosis
+from trainmedic.util.text import decode_line, human_bytes
+from trainmedic.web.encyclopedia import cause_role
 
 CONTEXT_BEFORE = 6  # lines shown above an evidence line
 CONTEXT_AFTER = 3
@@ -53,7 +55,9 @@ class Upload:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class Diagnosed:
+    """The diagnosis of some uploads, and what the pages show around it (kept with it in the history)."""
+
     diagnosis: Diagnosis
     extra: dict[str, Any]
 
@@ -131,7 +135,7 @@ def _stream(up: Upload) -> tuple[BinaryIO, int]:
     return io.BytesIO(data), len(data)
 
 
-def analyse(uploads: Sequence[Upload], library: Library, max_decoded: int) -> Outcome:
+def analyse(uploads: Sequence[Upload], library: Library, max_decoded: int) -> Diagnosed:
     """Diagnose the uploads together (one job, many ranks) and gather what the pages show.
 
     Raises InputError for a log that cannot be read, TooLarge past `max_decoded` decoded bytes.
@@ -155,7 +159,7 @@ def analyse(uploads: Sequence[Upload], library: Library, max_decoded: int) -> Ou
     if notes:
         diagnosis = replace(diagnosis, notes=(*diagnosis.notes, *notes))
     extra = _extra(diagnosis, uploads, library)
-    return Outcome(diagnosis, extra)
+    return Diagnosed(diagnosis, extra)
 
 
 def _reduction_note(up: Upload) -> str:
@@ -164,17 +168,6 @@ def _reduction_note(up: Upload) -> str:
     size = f" (from a {human_bytes(up.original_bytes)} file)" if up.original_bytes else ""
     return (f"{up.name}: reduced in the browser to {kept:,}{total} lines{size}; "
             "line numbers are those of the original file")
-
-
-def human_bytes(n: int | None) -> str:
-    if n is None:
-        return "?"
-    size = float(n)
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"  # pragma: no cover - the loop always returns
 
 
 # ---------------------------------------------------------------- what the pages show
@@ -227,7 +220,7 @@ def _fetch(up: Upload, numbers: set[int]) -> dict[int, str]:
 
 
 def _decode(raw: bytes) -> str:
-    text = raw.decode("utf-8", errors="replace").replace("\x00", "").rstrip("\r\n")
+    text = decode_line(raw)
     if "\r" in text:  # a tqdm line: what the terminal showed last
         text = text.rsplit("\r", 1)[-1] or text
     return text[:MAX_SHOWN_LINE]
@@ -280,13 +273,6 @@ def _blocks(diagnosis: Diagnosis, texts: dict[str, dict[int, str]]) -> list[dict
     return out
 
 
-def _role(library: Library, cause_id: str) -> str:
-    try:
-        return library.cause(cause_id).role
-    except KeyError:
-        return "cascade"
-
-
 def _marks(diagnosis: Diagnosis, texts: dict[str, dict[int, str]], library: Library) -> list[dict[str, Any]]:
     """What the timeline draws: each rank's last progress, the first failure, the collateral ones.
 
@@ -308,11 +294,11 @@ def _marks(diagnosis: Diagnosis, texts: dict[str, dict[int, str]], library: Libr
     for pr in diagnosis.progress:
         add("progress", "last progress", pr.rank, pr.path, pr.line, pr.text)
     for c in diagnosis.collateral[:MAX_MARKS]:
-        add(_role(library, c.id), c.id, c.rank, c.path, c.line, c.text)
+        add(cause_role(library, c.id), c.id, c.rank, c.path, c.line, c.text)
     p = diagnosis.primary
     if p is not None and p.evidence:
         first = p.evidence[0]
-        kind = "stall" if diagnosis.verdict == "hang" else _role(library, p.id)
+        kind = "stall" if diagnosis.verdict == "hang" else cause_role(library, p.id)
         rank = first.rank if first.rank is not None else p.rank
         own_time = p.time if rank == p.rank else None
         add(kind, p.id, rank, first.path, first.line, first.text, own_time, primary=True)
@@ -331,15 +317,9 @@ def _extra(diagnosis: Diagnosis, uploads: Sequence[Upload], library: Library) ->
         "bytes_sent": (sum(len(t.encode("utf-8", errors="replace")) + 1 for _, t in up.lines)
                        if up.lines is not None else len(up.data or b"")),
     } for up in uploads]
-    collateral_text = {}
-    for c in diagnosis.collateral[:MAX_MARKS]:
-        text = texts.get(c.path, {}).get(c.line)
-        if text:
-            collateral_text[f"{c.path}:{c.line}"] = text[:300]
     return {
         "context": _blocks(diagnosis, texts),
-        "marks": _marks(diagnosis, texts, library),
-        "collateral_text": collateral_text,
+        "marks": _marks(diagnosis, texts, library),  # with each collateral line's text: the page lists them
         "sent": sent,
     }
 

@@ -19,6 +19,7 @@ from urllib.parse import quote, unquote, urlparse
 from trainmedic.catalog import Library
 from trainmedic.logs.blocks import strip_ansi
 from trainmedic.model import Cause, Collateral, Diagnosis, Finding
+from trainmedic.util.text import code_fence, rank_label, rank_suffix
 
 if TYPE_CHECKING:
     from trainmedic.api import Diagnoser
@@ -133,10 +134,6 @@ class Mark:
     related: int | None = None  # for collateral: the initiating line in the same document
 
 
-def _rank(rank: int | None) -> str:
-    return f" (rank {rank})" if rank is not None else ""
-
-
 def _cause(library: Library, ident: str) -> Cause | None:
     try:
         return library.cause(ident)
@@ -144,21 +141,21 @@ def _cause(library: Library, ident: str) -> Cause | None:
         return None
 
 
-def _fence(text: str) -> str:
-    fence = "```"
-    while fence in text:
-        fence += "`"
-    return f"{fence}sh\n{text}\n{fence}"
+def _fix_and_verify(p: Finding, fix_heading: str) -> list[str]:
+    """The finding's fix steps (numbered) and verify commands (a shell block), as hover sections."""
+    parts = []
+    if p.fix:
+        parts.append(f"**{fix_heading}**\n\n" + "\n".join(f"{i}. {s}" for i, s in enumerate(p.fix, 1)))
+    if p.verify:
+        parts.append("**Verify**\n\n" + code_fence("\n".join(p.verify), "sh"))
+    return parts
 
 
 def _finding_hover(d: Diagnosis, p: Finding, cause: Cause | None) -> str:
-    parts = [f"**{p.title}**", f"`{p.id}`{_rank(p.rank)} · confidence {p.confidence:.0%}"]
+    parts = [f"**{p.title}**", f"`{p.id}`{rank_suffix(p.rank)} · confidence {p.confidence:.0%}"]
     if cause is not None:
         parts.append(f"**Mechanism.** {cause.mechanism}")
-    if p.fix:
-        parts.append("**Fix**\n\n" + "\n".join(f"{i}. {s}" for i, s in enumerate(p.fix, 1)))
-    if p.verify:
-        parts.append("**Verify**\n\n" + _fence("\n".join(p.verify)))
+    parts += _fix_and_verify(p, "Fix")
     if p.missing:
         parts.append("**Missing facts**\n\n" + "\n".join(f"- {m.fact}: `{m.command}`" for m in p.missing))
     if d.alternatives:
@@ -170,26 +167,23 @@ def _finding_hover(d: Diagnosis, p: Finding, cause: Cause | None) -> str:
 def _where(p: Finding, name: str) -> tuple[str, int | None]:
     """'rank 3, line 1842' for the initiating failure, and its line when it is in this document."""
     if not p.evidence:
-        return (f"rank {p.rank}" if p.rank is not None else "an earlier failure"), None
+        return rank_label(p.rank, "an earlier failure"), None
     first = p.evidence[0]
     same = first.path == name
     at = f"line {first.line}" if same else f"{Path(first.path).name}:{first.line}"
-    return (f"rank {p.rank}, {at}" if p.rank is not None else at), (first.line if same else None)
+    return (f"{rank_label(p.rank)}, {at}" if p.rank is not None else at), (first.line if same else None)
 
 
 def _collateral_hover(c: Collateral, cause: Cause | None, p: Finding, where: str) -> str:
     title = cause.title if cause is not None else c.id
     parts = [
         f"**Collateral: {title}**",
-        f"`{c.id}`{_rank(c.rank)} · a consequence, not the cause",
+        f"`{c.id}`{rank_suffix(c.rank)} · a consequence, not the cause",
         f"**Explained by** `{p.id}` at {where}: {p.title}",
     ]
     if cause is not None:
         parts.append(f"**Why it follows.** {cause.mechanism}")
-    if p.fix:
-        parts.append("**Fix the initiating failure**\n\n" + "\n".join(f"{i}. {s}" for i, s in enumerate(p.fix, 1)))
-    if p.verify:
-        parts.append("**Verify**\n\n" + _fence("\n".join(p.verify)))
+    parts += _fix_and_verify(p, "Fix the initiating failure")
     return "\n\n".join(parts)
 
 
@@ -202,7 +196,7 @@ def build_marks(d: Diagnosis, name: str, library: Library) -> tuple[Mark, ...]:
     cause = _cause(library, p.id)
     hover = _finding_hover(d, p, cause)
     severity: Severity = "warning" if d.verdict == "hang" else "error"
-    message = f"{p.id}{_rank(p.rank)}: {p.title}"
+    message = f"{p.id}{rank_suffix(p.rank)}: {p.title}"
     if p.fix:
         message += f" — fix: {p.fix[0]}"
     if d.alternatives:
@@ -226,7 +220,7 @@ def build_marks(d: Diagnosis, name: str, library: Library) -> tuple[Mark, ...]:
         ccause = _cause(library, c.id)
         marks.append(Mark(
             c.line, "collateral", "information", c.id,
-            f"{c.id}{_rank(c.rank)}: explained by {where} ({c.explained_by})",
+            f"{c.id}{rank_suffix(c.rank)}: explained by {where} ({c.explained_by})",
             _collateral_hover(c, ccause, p, where), p.verify, (p.id, c.id), c.text, related,
         ))
     return tuple(marks)
@@ -350,7 +344,7 @@ class Analysis:
 
 
 @dataclass(frozen=True)
-class Job:
+class Document:
     """What to diagnose: a file on disk (big, unmodified documents) or the document's text."""
 
     name: str
@@ -372,7 +366,7 @@ def warm(library: Library) -> None:
 
 
 def analyse(
-    job: Job,
+    doc: Document,
     library: Library,
     *,
     token: CancelToken | None = None,
@@ -394,15 +388,15 @@ def analyse(
 
     check = token.check if token is not None else None
     diagnoser = _diagnoser(library, parallel)
-    if job.path is not None:
-        size = Path(job.path).stat().st_size
-        d = diagnoser.diagnose(Source(job.name, Path(job.path), size), on_bytes=progress)
-        marks = build_marks(d, job.name, library)
-        with Path(job.path).open("rb") as f:
+    if doc.path is not None:
+        size = Path(doc.path).stat().st_size
+        d = diagnoser.diagnose(Source(doc.name, Path(doc.path), size), on_bytes=progress)
+        marks = build_marks(d, doc.name, library)
+        with Path(doc.path).open("rb") as f:
             spans = locate_lines(f, {m.line: m.text for m in marks}, check)
-        return Analysis.of(job.name, d, marks, spans, "disk")
-    data = (job.text or "").encode("utf-8", "surrogatepass")
-    d = diagnoser.diagnose(Named(job.name, data), on_bytes=progress)
-    marks = build_marks(d, job.name, library)
+        return Analysis.of(doc.name, d, marks, spans, "disk")
+    data = (doc.text or "").encode("utf-8", "surrogatepass")
+    d = diagnoser.diagnose(Named(doc.name, data), on_bytes=progress)
+    marks = build_marks(d, doc.name, library)
     spans = locate_lines(io.BytesIO(data), {m.line: m.text for m in marks}, check)
-    return Analysis.of(job.name, d, marks, spans, "memory")
+    return Analysis.of(doc.name, d, marks, spans, "memory")
