@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from trainmedic.probes.base import Check, MiB, ProbeContext
+from trainmedic.probes.base import Check, MiB, ProbeContext, ProbeFact
 from trainmedic.probes.facts import (
     collect_facts,
     doctor_json,
@@ -17,9 +17,11 @@ from trainmedic.probes.facts import (
     save_doctor_json,
 )
 from trainmedic.probes.runner import run_probes
+from trainmedic.probes.torch_env import TorchProbe
 
 Machine = Callable[..., ProbeContext]
 
+TORCH_DATA = {"start_method": "fork", "sharing_strategy": "file_descriptor"}
 TORCH = Check(
     id="torch",
     status="ok",
@@ -27,7 +29,8 @@ TORCH = Check(
         "torch 2.13.0+cpu, start method fork, sharing strategy file_descriptor, CUDA available no, "
         "CUDA initialised n/a (fresh interpreter)"
     ),
-    data={"start_method": "fork", "sharing_strategy": "file_descriptor"},
+    data=TORCH_DATA,
+    facts=TorchProbe.facts(TORCH_DATA),  # a probe states its facts with the check it returns
 )
 
 
@@ -38,25 +41,52 @@ def _facts(checks: list[Check]) -> dict[str, list[str]]:
     return out
 
 
+DOCKER_FACTS = {
+    "shm.size_bytes": [str(64 * MiB)],
+    "shm.free_bytes": [str(63 * MiB)],
+    "shm.demand_bytes": [str(64 * MiB)],
+    "container.kind": ["docker"],
+    "nofile.soft": ["1048576"],
+    "nofile.hard": ["1048576"],
+    "memory.cgroup_limit_bytes": [str(2048 * MiB)],
+    "memory.cgroup_peak_bytes": ["2040109465"],
+    "memory.oom_kill_count": ["3"],
+    "kernel.oom_kill": ["pid 4321 (pt_data_worker)", "pid 5120 (python)"],
+    "kernel.segfault": ["pid 6001 (pt_main_thread) in libtorch_cpu.so", "pid 6002 (python) in libc.so.6"],
+    "torch.sharing_strategy": ["file_descriptor"],
+    "torch.start_method": ["fork"],
+}
+
+
 def test_docker_facts(machine: Machine) -> None:
     checks = [*run_probes(machine("docker", workers=4, batch_bytes=8 * MiB)), TORCH]
-    facts = _facts(checks)
-    assert facts == {
-        "shm.size_bytes": [str(64 * MiB)],
-        "shm.free_bytes": [str(63 * MiB)],
-        "shm.demand_bytes": [str(64 * MiB)],
-        "container.kind": ["docker"],
-        "nofile.soft": ["1048576"],
-        "nofile.hard": ["1048576"],
-        "memory.cgroup_limit_bytes": [str(2048 * MiB)],
-        "memory.cgroup_peak_bytes": ["2040109465"],
-        "memory.oom_kill_count": ["3"],
-        "kernel.oom_kill": ["pid 4321 (pt_data_worker)", "pid 5120 (python)"],
-        "kernel.segfault": ["pid 6001 (pt_main_thread) in libtorch_cpu.so", "pid 6002 (python) in libc.so.6"],
-        "torch.sharing_strategy": ["file_descriptor"],
-        "torch.start_method": ["fork"],
-    }
+    assert _facts(checks) == DOCKER_FACTS
     assert all(f.source.startswith("probe:") for f in facts_from_checks(checks))
+
+
+def test_each_probe_states_its_facts_with_its_check(machine: Machine) -> None:
+    checks = {c.id: c for c in run_probes(machine("docker", workers=4, batch_bytes=8 * MiB))}
+    assert checks["shm"].facts == (
+        ProbeFact("shm.size_bytes", 64 * MiB),
+        ProbeFact("shm.free_bytes", 63 * MiB),
+        ProbeFact("shm.demand_bytes", 64 * MiB),
+    )
+    assert checks["memory"].facts[0] == ProbeFact("memory.cgroup_limit_bytes", 2048 * MiB)  # exact, not parsed
+    assert checks["cpu"].facts == () and checks["storage"].facts == ()
+
+
+def test_doctor_json_without_data_reads_each_value_back(machine: Machine, tmp_path: Path) -> None:
+    # doctor JSON written before it carried `data`: each probe reads its own value text back.
+    checks = [*run_probes(machine("docker", workers=4, batch_bytes=8 * MiB)), TORCH]
+    doc = doctor_json(checks, host="h", time=0)
+    for check in doc["checks"]:
+        del check["data"]
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(doc))
+    facts: dict[str, list[str]] = {}
+    for f in facts_from_doctor_json(path):
+        facts.setdefault(f.id, []).append(f.value)
+    assert facts == DOCKER_FACTS  # sizes round to the printed unit: 63 MiB and 1.9 GiB happen to be exact here
 
 
 def test_unknown_checks_give_no_facts() -> None:

@@ -6,14 +6,16 @@ import datetime as dt
 import gzip
 import shutil
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from tests.probes.conftest import KERNEL_LOGS
-from trainmedic.probes.base import LogSource, ProbeContext
+from trainmedic.catalog import Library, load_library
+from trainmedic.probes.base import LogSource, ProbeContext, ProbeFact
 from trainmedic.probes.facts import kernel_facts, kernel_records_from_file
-from trainmedic.probes.kernel_log import KernelLogProbe, KernelRecord, parse_kernel_log
+from trainmedic.probes.kernel_log import KernelLogProbe, KernelRecord, oom_fingerprints, parse_kernel_log
 
 BOOT = 1729126800.0  # 2024-10-17T01:00:00Z, the boot of the recorded host
 POD = "/kubepods/burstable/pod7c1d2e3f-4a5b-6c7d-8e9f-0a1b2c3d4e5f/9b8a7c6d5e4f"
@@ -221,3 +223,59 @@ def test_live_kernel_log_never_fails_and_reports_its_source() -> None:
     assert check.status in ("ok", "warn", "unknown")
     if check.status != "unknown":
         assert check.data["source"] in ("dmesg", "journalctl -k", "/var/log/kern.log", "/var/log/messages")
+
+
+# ---------------------------------------------------------------- the library decides what an OOM record is
+
+
+def _without_kill_records() -> Library:
+    lib = load_library()
+    return Library(
+        tuple(replace(e, causes=tuple(replace(c, kill_record=False) for c in e.causes)) for e in lib.entries)
+    )
+
+
+def test_oom_fingerprints_are_the_library_kill_records() -> None:
+    # The same log read with a library that has no kill-record causes gives no OOM kill, only the crashes.
+    with (KERNEL_LOGS / "dmesg.txt").open() as f:
+        records = parse_kernel_log(f, library=_without_kill_records())
+    assert [(r.kind, r.pid) for r in records] == [("segfault", 6001), ("trap", 6002)]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[ 1.0] oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,task=python,pid=7,uid=0",
+        "[ 1.0] Out of memory: Killed process 7 (python) total-vm:1kB, anon-rss:2kB, file-rss:0kB, shmem-rss:0kB",
+        "[ 1.0] Memory cgroup out of memory: Kill process 7 (python) score 998 or sacrifice child",
+        "[ 1.0] Out of memory (oom_kill_allocating_task): Kill process 7 (python) score 0 or sacrifice child",
+        "[ 1.0] Killed process 7 (python) total-vm:1kB, anon-rss:2kB, file-rss:0kB, shmem-rss:0kB",
+        "[ 1.0] Killed process 7 (python), UID 0, total-vm:1kB, anon-rss:2kB, file-rss:0kB, shmem-rss:0kB",
+        "[ 1.0] Killed process 7 ((sd-pam)) total-vm:1kB, anon-rss:2kB, file-rss:0kB, shmem-rss:0kB",
+        "[ 1.0] Killed process 7 (python)",
+        "[ 1.0] Task in /docker/0a1b killed as a result of limit of /docker/0a1b",
+    ],
+)
+def test_every_oom_line_the_probe_reads_is_a_library_kill_record(line: str) -> None:
+    assert oom_fingerprints(load_library()).recognise(line)
+
+
+def test_oom_kill_allocating_task_gives_the_scope_of_the_next_kill() -> None:
+    lines = [
+        "[ 1.0] Out of memory (oom_kill_allocating_task): Kill process 7 (python) score 0 or sacrifice child",
+        "[ 1.1] Killed process 7 (python)",
+    ]
+    (rec,) = parse_kernel_log(lines)
+    assert (rec.kind, rec.pid, rec.name, rec.scope, rec.line) == ("oom-kill", 7, "python", "host", 2)
+
+
+def test_records_and_the_probe_state_the_same_facts(machine: Callable[..., ProbeContext]) -> None:
+    expected = [
+        ProbeFact("kernel.oom_kill", "pid 4321 (pt_data_worker)"),
+        ProbeFact("kernel.oom_kill", "pid 5120 (python)"),
+        ProbeFact("kernel.segfault", "pid 6001 (pt_main_thread) in libtorch_cpu.so"),
+        ProbeFact("kernel.segfault", "pid 6002 (python) in libc.so.6"),
+    ]
+    assert [r.fact() for r in _read("dmesg.txt")] == expected
+    sources = (LogSource("kern", path=str(KERNEL_LOGS / "dmesg.txt")),)
+    assert list(KernelLogProbe().run(machine("docker", kernel_log_sources=sources)).facts) == expected

@@ -1,5 +1,9 @@
 """The probe interface: a probe reads the machine through a ProbeContext and returns one Check.
 
+The Check carries the probe's verdict for people (value, why, fix), its exact numbers for doctor
+JSON (`data`) and the facts it states for the reasoner (`facts`): only the probe knows what its
+numbers mean, so nothing downstream parses a check's text or knows its data keys.
+
 Every path a probe reads goes through the context, so tests point probes at recorded snapshot
 folders instead of the live /proc and /sys; everything a folder cannot stand in for (statvfs,
 disk usage, the CPU count) is an injectable function or value.
@@ -20,12 +24,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, Protocol
 
+from trainmedic.model import Fact
+
 Status = Literal["ok", "warn", "fail", "unknown"]
 STATUSES: tuple[Status, ...] = ("ok", "warn", "fail", "unknown")
 DataValue = int | float | str | bool | tuple["DataValue", ...] | None  # JSON-like, no dicts
 
 MiB = 1024 * 1024
 GiB = 1024 * MiB
+
+
+@dataclass(frozen=True)
+class ProbeFact:
+    """A fact a probe states about the machine: byte counts, limits and counts as exact integers."""
+
+    id: str  # e.g. shm.size_bytes, nofile.soft, kernel.oom_kill
+    value: int | str
+
+    def fact(self, source: str) -> Fact:
+        """The reasoner's Fact, quoting where it came from (values are text there)."""
+        return Fact(id=self.id, value=str(self.value), source=source)
 
 
 @dataclass(frozen=True)
@@ -39,6 +57,7 @@ class Check:
     why: str = ""
     fix: str = ""
     data: Mapping[str, DataValue] = field(default_factory=dict)
+    facts: tuple[ProbeFact, ...] = ()  # not in the JSON: `data` carries the numbers they come from
 
     def to_json(self) -> dict[str, Any]:
         """The public doctor JSON shape, plus `data`: the exact numbers, so `diagnose --facts` on
@@ -170,6 +189,18 @@ class Probe(Protocol):
     def run(self, ctx: ProbeContext) -> Check: ...
 
 
+class FactProbe(Probe, Protocol):
+    """A probe that also reads its own check back from doctor JSON written on another host."""
+
+    def facts(self, data: Mapping[str, DataValue]) -> tuple[ProbeFact, ...]:
+        """The facts its `data` states; run() attaches the same to the check it returns."""
+        ...
+
+    def data_from_value(self, value: str) -> dict[str, DataValue]:
+        """`data` recovered from the value text, for doctor JSON written before it carried `data`."""
+        ...
+
+
 # ------------------------------------------------------------------ helpers shared by probes
 
 
@@ -259,6 +290,24 @@ def parse_size(text: str) -> int:
         raise ValueError(f"not a size: {text!r} (use e.g. 4096, 64M, 64MiB, 2GiB, 500MB)")
     base = 1000 if (byte and not binary and unit) else 1024
     return int(float(number) * base**power)
+
+
+def stated(*pairs: tuple[str, int | str | None]) -> tuple[ProbeFact, ...]:
+    """Facts for the (id, value) pairs that are known: None and '' state nothing."""
+    return tuple(ProbeFact(fact_id, value) for fact_id, value in pairs if value is not None and value != "")
+
+
+def whole(value: DataValue) -> int | None:
+    """A data number as an exact integer; text, flags and None are not numbers."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return int(value)
+
+
+def size_after(label: str, text: str) -> int | None:
+    """The size printed after `label` in a value (`size 64 MiB`), to the precision it was printed."""
+    m = re.search(rf"\b{label} (\d+(?:\.\d+)? [KMGT]?i?B)", text)
+    return parse_size(m.group(1)) if m else None
 
 
 def format_size(n: float) -> str:

@@ -6,10 +6,11 @@ asks `detect` too.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from trainmedic.probes import cgroup
-from trainmedic.probes.base import Check, MiB, ProbeContext, try_read
+from trainmedic.probes.base import Check, DataValue, MiB, ProbeContext, ProbeFact, stated, try_read
 
 DOCKER_SHM_DEFAULT = 64 * MiB
 
@@ -100,9 +101,22 @@ class ContainerProbe:
     id = "container"
     time_limit = 5.0
 
+    @staticmethod
+    def facts(data: Mapping[str, DataValue]) -> tuple[ProbeFact, ...]:
+        """The runtime's name: it decides which fix for a small /dev/shm applies."""
+        kind = data.get("kind")
+        return stated(("container.kind", kind if isinstance(kind, str) else None))
+
+    @staticmethod
+    def data_from_value(value: str) -> dict[str, DataValue]:
+        """The kind is the value's first word (`docker (/.dockerenv, ...)`)."""
+        words = value.split()
+        return {"kind": words[0] if words else None}
+
     def run(self, ctx: ProbeContext) -> Check:
         info = detect(ctx)
         if info.kind == "none":
+            none: dict[str, DataValue] = {"kind": "none"}
             return Check(
                 id=self.id,
                 status="ok",
@@ -110,13 +124,15 @@ class ContainerProbe:
                 threshold="",
                 why="not in a container: /dev/shm is the host's tmpfs, by default half of RAM",
                 fix="",
-                data={"kind": "none"},
+                data=none,
+                facts=self.facts(none),
             )
         shm = (
             f"{info.kind} gives /dev/shm 64 MiB unless configured; DataLoader workers pass every batch through it"
             if info.shm_default
             else f"{info.kind} sets the /dev/shm size in its own config"
         )
+        data = {"kind": info.kind, "shm_default_bytes": info.shm_default}
         return Check(
             id=self.id,
             status="ok",
@@ -124,5 +140,6 @@ class ContainerProbe:
             threshold="",
             why=shm,
             fix=f"if /dev/shm is too small: {info.shm_fix}",
-            data={"kind": info.kind, "shm_default_bytes": info.shm_default},
+            data=data,
+            facts=self.facts(data),
         )

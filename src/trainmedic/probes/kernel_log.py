@@ -12,6 +12,10 @@ Older kernels say "Kill process N (x) score S or sacrifice child" and
 "Task in /a killed as a result of limit of /b"; both are understood.
 Lines may carry dmesg ("[  12.345678] "), dmesg -T, ISO (journalctl -o short-iso, rsyslog)
 or classic syslog ("Oct 17 01:49:00 host kernel: ") prefixes.
+
+Whether a line IS an OOM-killer record is the library's call: the fingerprints of its kill-record
+causes (`kill_record: true`), so `doctor` and `diagnose` agree on what counts as an OOM kill.
+The regexes here only read the fields (pid, name, rss, memcg) out of a line the library recognised.
 """
 
 from __future__ import annotations
@@ -19,21 +23,25 @@ from __future__ import annotations
 import datetime as dt
 import re
 import time as _time
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
+from trainmedic.catalog import Library, load_library
 from trainmedic.probes.base import (
     Check,
     CommandTimeout,
     DataValue,
     ProbeContext,
+    ProbeFact,
     format_size,
     run_command,
+    stated,
     try_read,
     unknown,
 )
+from trainmedic.scan.keywords import required_literals
 
 RecordKind = Literal["oom-kill", "segfault", "trap"]
 FILE_TAIL_BYTES = 32 * 1024 * 1024  # the live probe reads only the end of a big kern.log
@@ -64,6 +72,12 @@ class KernelRecord:
     address: str | None = None  # segfault: the faulting address
     detail: str | None = None  # trap: "general protection fault", "trap invalid opcode", ...
 
+    def fact(self) -> ProbeFact:
+        """kernel.oom_kill or kernel.segfault: `pid N (name)`, with the crashing library if known."""
+        if self.kind == "oom-kill":
+            return ProbeFact("kernel.oom_kill", _pid_name(self.pid, self.name))
+        return ProbeFact("kernel.segfault", _pid_name(self.pid, self.name, self.library))
+
     def describe(self) -> str:
         """One line for reports: what happened to which pid, when."""
         when = ""
@@ -84,6 +98,56 @@ class KernelRecord:
         where = f" in {self.library}" if self.library else ""
         what = "segfault" if self.kind == "segfault" else (self.detail or "trap")
         return f"{what} of pid {self.pid} ({self.name}){where}{when}"
+
+
+def _pid_name(pid: DataValue, name: DataValue, library: DataValue = None) -> str:
+    return f"pid {pid} ({name})" + (f" in {library}" if library else "")
+
+
+# ------------------------------------------------------------------ which lines are OOM records
+
+
+_CRASH_MARKS = ("segfault at", "traps:")  # crashes are no library kill record: the probe reads them itself
+
+
+@dataclass(frozen=True)
+class OomFingerprints:
+    """The fingerprints of the library's kill-record causes (kernel/cgroup OOM records), compiled."""
+
+    patterns: tuple[re.Pattern[str], ...]
+    marks: tuple[str, ...] | None  # one is in every OOM record or crash line; None: no cheap filter
+
+    @classmethod
+    def of(cls, library: Library) -> OomFingerprints:
+        fingerprints = [fp for cause in library.causes() if cause.kill_record for fp in cause.fingerprints]
+        patterns = tuple(re.compile(fp.regex, re.IGNORECASE if fp.ignore_case else 0) for fp in fingerprints)
+        marks = list(_CRASH_MARKS)
+        for fp in fingerprints:
+            found = required_literals(fp.regex, fp.ignore_case)
+            if not found:  # this fingerprint has no literal to filter by: test every line
+                return cls(patterns, None)
+            marks.extend(found)
+        # a mark containing another is redundant: a line with it has the shorter one too
+        return cls(patterns, tuple(m for m in dict.fromkeys(marks) if not any(o != m and o in m for o in marks)))
+
+    def candidate(self, line: str) -> bool:
+        """Cheap: could this line be an OOM record or a crash? Almost every kernel line is neither."""
+        return self.marks is None or any(mark in line for mark in self.marks)
+
+    def recognise(self, line: str) -> bool:
+        """Is this line an OOM-killer record? The library's fingerprints decide, as in `diagnose`."""
+        return any(p.search(line) for p in self.patterns)
+
+
+_COMPILED: dict[int, tuple[Library, OomFingerprints]] = {}  # by id: hashing a Library walks all of it
+
+
+def oom_fingerprints(library: Library) -> OomFingerprints:
+    """`library`'s OOM-record fingerprints, compiled on first use and kept for the next log."""
+    held = _COMPILED.get(id(library))
+    if held is None or held[0] is not library:
+        held = _COMPILED[id(library)] = (library, OomFingerprints.of(library))
+    return held[1]
 
 
 # ------------------------------------------------------------------ line prefixes
@@ -211,12 +275,147 @@ def _scope(text: str | None, constraint: str | None) -> str:
     }.get(constraint or "", "")
 
 
+@dataclass(frozen=True)
+class _Line:
+    """One candidate line: where it is, as read, its message without prefixes, and when."""
+
+    number: int
+    text: str
+    msg: str
+    time: float | None
+    uptime: float | None
+
+
+@dataclass
+class _Kills:
+    """Reads OOM-killer lines into records; a kill spans lines, so it keeps what came before."""
+
+    records: list[KernelRecord]
+    open_kills: dict[int, int] = field(default_factory=dict)  # pid -> index of a summary awaiting its kill
+    pending_memcg: tuple[str, str] | None = None  # old kernels: "Task in A killed as a result of limit of B"
+    pending_scope: str | None = None  # old kernels: "<scope>: Kill process N (x) score S or sacrifice child"
+
+    def read(self, line: _Line) -> bool:
+        """Take the fields of a line the library recognised; False when it holds none of them."""
+        msg = line.msg
+        if m := _SUMMARY.search(msg):
+            self._summary(line, m.group("constraint"), msg[m.end() :])
+        elif m := _KILLED.search(msg):
+            self._killed(line, m)
+        elif m := _KILL_OLD.search(msg):
+            self.pending_scope = m.group("scope")
+        elif m := _TASK_IN.search(msg):
+            self.pending_memcg = (m.group("task"), m.group("memcg"))
+        else:
+            return False
+        return True
+
+    def _summary(self, line: _Line, constraint: str, rest: str) -> None:
+        task = _SUMMARY_TASK.search(rest)
+        if task is None:
+            return
+        pid = int(task.group("pid"))
+        oom_memcg = _field(rest, "oom_memcg")
+        self.open_kills[pid] = len(self.records)
+        self.records.append(
+            KernelRecord(
+                kind="oom-kill",
+                pid=pid,
+                name=task.group("name"),
+                line=line.number,
+                text=line.text,
+                time=line.time,
+                uptime=line.uptime,
+                scope=_scope(None, constraint),
+                constraint=constraint,
+                cgroup=oom_memcg if oom_memcg and oom_memcg != "(null)" else None,
+                task_cgroup=_field(rest, "task_memcg"),
+                uid=int(task.group("uid")),
+            )
+        )
+
+    def _killed(self, line: _Line, m: re.Match[str]) -> None:
+        pid = int(m.group("pid"))
+        kb = {k: int(x.group(1)) if (x := rx.search(line.msg)) else None for k, rx in _KB.items()}
+        uid_m = _UID.search(line.msg)
+        scope_text = m.group("scope") or self.pending_scope
+        index = self.open_kills.pop(pid, None)
+        if index is not None:  # the summary line came first: complete its record
+            base = self.records[index]
+            self.records[index] = replace(
+                base,
+                name=m.group("name") or base.name,
+                line=line.number,
+                text=line.text,
+                time=line.time if line.time is not None else base.time,
+                uptime=line.uptime if line.uptime is not None else base.uptime,
+                scope=_scope(scope_text, base.constraint) if scope_text else base.scope,
+                uid=int(uid_m.group(1)) if uid_m else base.uid,
+                total_vm_kb=kb["total_vm_kb"],
+                anon_rss_kb=kb["anon_rss_kb"],
+                file_rss_kb=kb["file_rss_kb"],
+                shmem_rss_kb=kb["shmem_rss_kb"],
+            )
+        else:
+            memcg = self.pending_memcg
+            self.records.append(
+                KernelRecord(
+                    kind="oom-kill",
+                    pid=pid,
+                    name=m.group("name"),
+                    line=line.number,
+                    text=line.text,
+                    time=line.time,
+                    uptime=line.uptime,
+                    scope=_scope(scope_text, "CONSTRAINT_MEMCG" if memcg else None),
+                    cgroup=memcg[1] if memcg else None,
+                    task_cgroup=memcg[0] if memcg else None,
+                    uid=int(uid_m.group(1)) if uid_m else None,
+                    total_vm_kb=kb["total_vm_kb"],
+                    anon_rss_kb=kb["anon_rss_kb"],
+                    file_rss_kb=kb["file_rss_kb"],
+                    shmem_rss_kb=kb["shmem_rss_kb"],
+                )
+            )
+        self.pending_memcg, self.pending_scope = None, None
+
+
+def _crash(line: _Line) -> KernelRecord | None:
+    """A segfault or trap record, or None."""
+    if seg := _SEGV.match(line.msg) or _SEGV_ANYWHERE.search(line.msg):
+        return KernelRecord(
+            kind="segfault",
+            pid=int(seg.group("pid")),
+            name=seg.group("name"),
+            line=line.number,
+            text=line.text,
+            time=line.time,
+            uptime=line.uptime,
+            library=seg.group("lib"),
+            address=seg.group("addr"),
+        )
+    if m := _TRAP.search(line.msg):
+        return KernelRecord(
+            kind="trap",
+            pid=int(m.group("pid")),
+            name=m.group("name"),
+            line=line.number,
+            text=line.text,
+            time=line.time,
+            uptime=line.uptime,
+            library=m.group("lib"),
+            detail=m.group("what"),
+        )
+    return None
+
+
 def parse_kernel_log(
     lines: Iterable[str],
     *,
     boot_time: float | None = None,
     year: int | None = None,
     now: float | None = None,
+    library: Library | None = None,
 ) -> list[KernelRecord]:
     """OOM-kill, segfault and trap records from kernel log lines, in log order.
 
@@ -224,144 +423,28 @@ def parse_kernel_log(
     `boot_time` (epoch seconds) turns dmesg uptimes into times; only pass it for this boot's log.
     `year` completes syslog dates, which have none (default: the year of `now`, and a date
     more than a day after `now` is taken from the year before).
+    `library` decides which lines are OOM records (default: load_library()).
     """
     now = now if now is not None else _time.time()
     year = year if year is not None else dt.datetime.fromtimestamp(now).year
-    records: list[KernelRecord] = []
-    open_kills: dict[int, int] = {}  # pid -> index in records of an OOM record still waiting for its kill
-    pending_memcg: tuple[str, str] | None = None
-    pending_scope: str | None = None
-
-    def stamp(when: float | None, uptime: float | None) -> float | None:
-        if when is not None:
-            return when
-        if uptime is not None and boot_time is not None:
-            return boot_time + uptime
-        return None
-
+    oom = oom_fingerprints(library if library is not None else load_library())
+    kills = _Kills([])
     for number, raw in enumerate(lines, 1):
-        if (
-            "Kill" not in raw
-            and "oom-kill:" not in raw
-            and "segfault at" not in raw
-            and "traps:" not in raw
-            and "Task in" not in raw
-        ):
-            continue  # cheap filter: almost every line is none of these
-        when, uptime, msg = _split(raw, year, now)
+        if not oom.candidate(raw):
+            continue
         text = raw.rstrip("\r\n")
-        time = stamp(when, uptime)
-
-        if m := _SUMMARY.search(msg):
-            constraint = m.group("constraint")
-            rest = msg[m.end() :]
-            task = _SUMMARY_TASK.search(rest)
-            if task is None:
-                continue
-            pid = int(task.group("pid"))
-            oom_memcg = _field(rest, "oom_memcg")
-            record = KernelRecord(
-                kind="oom-kill",
-                pid=pid,
-                name=task.group("name"),
-                line=number,
-                text=text,
-                time=time,
-                uptime=uptime,
-                scope=_scope(None, constraint),
-                constraint=constraint,
-                cgroup=oom_memcg if oom_memcg and oom_memcg != "(null)" else None,
-                task_cgroup=_field(rest, "task_memcg"),
-                uid=int(task.group("uid")),
-            )
-            open_kills[pid] = len(records)
-            records.append(record)
+        recognised = oom.recognise(text)
+        if not recognised and not any(mark in raw for mark in _CRASH_MARKS):
             continue
-
-        if m := _KILLED.search(msg):
-            pid = int(m.group("pid"))
-            kb = {k: int(x.group(1)) if (x := rx.search(msg)) else None for k, rx in _KB.items()}
-            uid_m = _UID.search(msg)
-            scope_text = m.group("scope") or pending_scope
-            index = open_kills.pop(pid, None)
-            if index is not None:
-                base = records[index]
-                records[index] = replace(
-                    base,
-                    name=m.group("name") or base.name,
-                    line=number,
-                    text=text,
-                    time=time if time is not None else base.time,
-                    uptime=uptime if uptime is not None else base.uptime,
-                    scope=_scope(scope_text, base.constraint) if scope_text else base.scope,
-                    uid=int(uid_m.group(1)) if uid_m else base.uid,
-                    total_vm_kb=kb["total_vm_kb"],
-                    anon_rss_kb=kb["anon_rss_kb"],
-                    file_rss_kb=kb["file_rss_kb"],
-                    shmem_rss_kb=kb["shmem_rss_kb"],
-                )
-            else:
-                memcg = pending_memcg
-                records.append(
-                    KernelRecord(
-                        kind="oom-kill",
-                        pid=pid,
-                        name=m.group("name"),
-                        line=number,
-                        text=text,
-                        time=time,
-                        uptime=uptime,
-                        scope=_scope(scope_text, "CONSTRAINT_MEMCG" if memcg else None),
-                        cgroup=memcg[1] if memcg else None,
-                        task_cgroup=memcg[0] if memcg else None,
-                        uid=int(uid_m.group(1)) if uid_m else None,
-                        total_vm_kb=kb["total_vm_kb"],
-                        anon_rss_kb=kb["anon_rss_kb"],
-                        file_rss_kb=kb["file_rss_kb"],
-                        shmem_rss_kb=kb["shmem_rss_kb"],
-                    )
-                )
-            pending_memcg, pending_scope = None, None
+        when, uptime, msg = _split(raw, year, now)
+        if when is None and uptime is not None and boot_time is not None:
+            when = boot_time + uptime
+        line = _Line(number, text, msg, when, uptime)
+        if recognised and kills.read(line):
             continue
-
-        if m := _KILL_OLD.search(msg):
-            pending_scope = m.group("scope")
-            continue
-        if m := _TASK_IN.search(msg):
-            pending_memcg = (m.group("task"), m.group("memcg"))
-            continue
-
-        seg = _SEGV.match(msg) or _SEGV_ANYWHERE.search(msg)
-        if seg:
-            records.append(
-                KernelRecord(
-                    kind="segfault",
-                    pid=int(seg.group("pid")),
-                    name=seg.group("name"),
-                    line=number,
-                    text=text,
-                    time=time,
-                    uptime=uptime,
-                    library=seg.group("lib"),
-                    address=seg.group("addr"),
-                )
-            )
-            continue
-        if m := _TRAP.search(msg):
-            records.append(
-                KernelRecord(
-                    kind="trap",
-                    pid=int(m.group("pid")),
-                    name=m.group("name"),
-                    line=number,
-                    text=text,
-                    time=time,
-                    uptime=uptime,
-                    library=m.group("lib"),
-                    detail=m.group("what"),
-                )
-            )
-    return records
+        if crash := _crash(line):
+            kills.records.append(crash)
+    return kills.records
 
 
 # ------------------------------------------------------------------ sources
@@ -474,9 +557,42 @@ def _summary(records: list[KernelRecord], label: str, plural: str) -> str:
     return f"{len(records)} {noun} [{items}{more}]"
 
 
+_PID_NAME = re.compile(r"pid (\d+) \(([^)]*)\)(?: in (\S+?)(?=[,\]]))?")
+
+
+def _items(value: DataValue) -> Iterator[tuple[DataValue, ...]]:
+    if isinstance(value, tuple):
+        for item in value:
+            if isinstance(item, tuple) and len(item) >= 2:
+                yield item
+
+
 class KernelLogProbe:
     id = "kernel-log"
     time_limit = 20.0
+
+    @staticmethod
+    def facts(data: Mapping[str, DataValue]) -> tuple[ProbeFact, ...]:
+        """One kernel.oom_kill per OOM record and one kernel.segfault per crash, naming pid and process."""
+        kills = (("kernel.oom_kill", _pid_name(k[0], k[1])) for k in _items(data.get("oom_kills")))
+        crashes = (
+            ("kernel.segfault", _pid_name(c[0], c[1], c[3] if len(c) > 3 else None))
+            for c in _items(data.get("segfaults"))
+        )
+        return stated(*kills, *crashes)
+
+    @staticmethod
+    def data_from_value(value: str) -> dict[str, DataValue]:
+        """The pids and names listed in the value (only the last few of each kind are listed)."""
+        out: dict[str, DataValue] = {}
+        oom_part, _, crash_part = value.partition(" segfault")
+        if "OOM kill" in oom_part:
+            oom_part = oom_part[oom_part.index("OOM kill") :]
+            out["oom_kills"] = tuple((int(p), n) for p, n, _ in _PID_NAME.findall(oom_part))
+        if crash_part:
+            found = _PID_NAME.findall(crash_part)
+            out["segfaults"] = tuple((int(p), n, None, lib or None) for p, n, lib in found)
+        return out
 
     def run(self, ctx: ProbeContext) -> Check:
         log = read_kernel_log(ctx)
@@ -511,6 +627,7 @@ class KernelLogProbe:
                 why="the kernel log is where an OOM kill shows when a worker dies with a bare 'Killed'",
                 fix="",
                 data=data,
+                facts=self.facts(data),
             )
         parts = []
         if ooms:
@@ -538,4 +655,5 @@ class KernelLogProbe:
             why=why,
             fix="; ".join(fixes),
             data=data,
+            facts=self.facts(data),
         )

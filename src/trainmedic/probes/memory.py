@@ -7,10 +7,25 @@ even when the host has RAM to spare. memory.events / memory.oom_control count th
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from trainmedic.probes import cgroup
-from trainmedic.probes.base import Check, ProbeContext, Status, format_size, try_int, try_read, unknown
+from trainmedic.probes.base import (
+    Check,
+    DataValue,
+    ProbeContext,
+    ProbeFact,
+    Status,
+    format_size,
+    size_after,
+    stated,
+    try_int,
+    try_read,
+    unknown,
+    whole,
+)
 
 UNLIMITED_FROM = 1 << 62  # cgroup v1 writes PAGE_COUNTER_MAX * PAGE_SIZE (~2**63) for "no limit"
 FAIL_USAGE = 0.95
@@ -109,6 +124,22 @@ class MemoryProbe:
     id = "memory"
     time_limit = 5.0
 
+    @staticmethod
+    def facts(data: Mapping[str, DataValue]) -> tuple[ProbeFact, ...]:
+        """The cgroup's limit and peak in bytes and its OOM-kill count: what a bare kill is weighed by."""
+        keys = ("cgroup_limit_bytes", "cgroup_peak_bytes", "oom_kill_count")
+        return stated(*((f"memory.{key}", whole(data.get(key))) for key in keys))
+
+    @staticmethod
+    def data_from_value(value: str) -> dict[str, DataValue]:
+        """`limit 2 GiB, ..., peak 1.9 GiB (cgroup v2); oom_kill 3`: sizes rounded to ~0.1 unit."""
+        kills = re.search(r"\boom_kill (\d+)", value)
+        return {
+            "cgroup_limit_bytes": size_after("limit", value),
+            "cgroup_peak_bytes": size_after("peak", value),
+            "oom_kill_count": int(kills.group(1)) if kills else None,
+        }
+
     def run(self, ctx: ProbeContext) -> Check:
         cg = read_cgroup_memory(ctx)
         info = read_meminfo(ctx)
@@ -179,4 +210,5 @@ class MemoryProbe:
             why=why,
             fix=fix if status != "ok" else "",
             data=data,
+            facts=self.facts(data),
         )

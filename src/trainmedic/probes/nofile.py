@@ -7,10 +7,12 @@ a worker and the main process holds a descriptor, so a soft limit of 1024 runs o
 
 from __future__ import annotations
 
+import re
 import resource
 import sys
+from collections.abc import Mapping
 
-from trainmedic.probes.base import Check, ProbeContext, try_read, unknown
+from trainmedic.probes.base import Check, DataValue, ProbeContext, ProbeFact, stated, try_read, unknown, whole
 
 MIN_SOFT = 4096
 BUSY_FRACTION = 0.8
@@ -66,6 +68,24 @@ class NofileProbe:
     id = "nofile"
     time_limit = 5.0
 
+    @staticmethod
+    def facts(data: Mapping[str, DataValue]) -> tuple[ProbeFact, ...]:
+        """The soft and hard RLIMIT_NOFILE (-1 in data is `unlimited`): what fd-exhaustion is judged by."""
+
+        def limit(n: DataValue) -> int | str | None:
+            return UNLIMITED if n == -1 else whole(n)
+
+        return stated(("nofile.soft", limit(data.get("soft"))), ("nofile.hard", limit(data.get("hard"))))
+
+    @staticmethod
+    def data_from_value(value: str) -> dict[str, DataValue]:
+        """`soft 1024, hard 4096, open 12` back into numbers (-1 for unlimited)."""
+        out: dict[str, DataValue] = {}
+        for key in ("soft", "hard"):
+            if m := re.search(rf"\b{key} (\d+|{UNLIMITED})", value):
+                out[key] = -1 if m.group(1) == UNLIMITED else int(m.group(1))
+        return out
+
     def run(self, ctx: ProbeContext) -> Check:
         limits = read_limits(ctx)
         if limits is None:
@@ -77,6 +97,7 @@ class NofileProbe:
         if open_fds is not None:
             value += f", open {open_fds}"
         data = {"soft": soft, "hard": hard, "open": open_fds, "sharing_strategy": strategy}
+        facts = self.facts(data)
         threshold = f"soft >= {MIN_SOFT} with the file_descriptor sharing strategy"
         assumed = "" if known else " (torch's Linux default)"
         raise_to = "65536" if hard < 0 or hard >= 65536 else str(hard)
@@ -97,6 +118,7 @@ class NofileProbe:
                 ),
                 fix=fix,
                 data=data,
+                facts=facts,
             )
         if open_fds is not None and soft > 0 and open_fds > BUSY_FRACTION * soft:
             return Check(
@@ -107,6 +129,7 @@ class NofileProbe:
                 why=f"{open_fds} of {soft} descriptors are already open in this process",
                 fix=fix,
                 data=data,
+                facts=facts,
             )
         return Check(
             id=self.id,
@@ -116,4 +139,5 @@ class NofileProbe:
             why=f"sharing strategy {strategy}{assumed} holds one descriptor per tensor in flight",
             fix="",
             data=data,
+            facts=facts,
         )

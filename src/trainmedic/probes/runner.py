@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from trainmedic.probes.base import Check, Probe, ProbeContext, unknown
+from trainmedic.probes.base import Check, FactProbe, Probe, ProbeContext, unknown
 from trainmedic.probes.container import ContainerProbe
 from trainmedic.probes.cpu import CpuProbe
 from trainmedic.probes.kernel_log import KernelLogProbe
@@ -21,7 +21,7 @@ from trainmedic.probes.shm import ShmProbe
 from trainmedic.probes.storage import StorageProbe
 from trainmedic.probes.torch_env import TorchProbe
 
-ALL_PROBES: tuple[Probe, ...] = (
+ALL_PROBES: tuple[FactProbe, ...] = (
     ShmProbe(),
     ContainerProbe(),
     NofileProbe(),
@@ -31,6 +31,7 @@ ALL_PROBES: tuple[Probe, ...] = (
     CpuProbe(),
     StorageProbe(),
 )
+PROBES: Mapping[str, FactProbe] = {p.id: p for p in ALL_PROBES}  # a check's id -> the probe that reads it back
 
 
 class _Slot:

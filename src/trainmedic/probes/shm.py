@@ -7,7 +7,19 @@ When /dev/shm fills up, workers die with "Bus error" or "No space left on device
 
 from __future__ import annotations
 
-from trainmedic.probes.base import Check, ProbeContext, format_size, unknown
+from collections.abc import Mapping
+
+from trainmedic.probes.base import (
+    Check,
+    DataValue,
+    ProbeContext,
+    ProbeFact,
+    format_size,
+    size_after,
+    stated,
+    unknown,
+    whole,
+)
 from trainmedic.probes.container import DOCKER_SHM_DEFAULT, detect
 
 DEFAULT_PREFETCH = 2  # torch.utils.data.DataLoader's prefetch_factor default with workers
@@ -22,6 +34,16 @@ WHY = (
 class ShmProbe:
     id = "shm"
     time_limit = 5.0
+
+    @staticmethod
+    def facts(data: Mapping[str, DataValue]) -> tuple[ProbeFact, ...]:
+        """Size, free space and the workers' demand in bytes: what confirms or refutes shm-exhausted."""
+        return stated(*((f"shm.{key}", whole(data.get(key))) for key in ("size_bytes", "free_bytes", "demand_bytes")))
+
+    @staticmethod
+    def data_from_value(value: str) -> dict[str, DataValue]:
+        """Sizes as printed (`size 64 MiB, free 63 MiB, demand ...`): rounded to ~0.1 unit."""
+        return {f"{label}_bytes": size_after(label, value) for label in ("size", "free", "demand")}
 
     def run(self, ctx: ProbeContext) -> Check:
         try:
@@ -49,6 +71,7 @@ class ShmProbe:
             "prefetch_factor": prefetch if ctx.workers else None,
             "batch_bytes": ctx.batch_bytes,
         }
+        facts = self.facts(data)
         threshold_parts = [f"size > {format_size(DOCKER_SHM_DEFAULT)} (Docker's default)"]
         if demand is not None:
             threshold_parts.insert(0, f"demand <= {int(WARN_FRACTION * 100)}% of free")
@@ -65,6 +88,7 @@ class ShmProbe:
                 why=f"{WHY}: the workers need {format_size(demand)} but only {format_size(free)} is free",
                 fix=f"{fix}; {lower}",
                 data=data,
+                facts=facts,
             )
         if demand is not None and demand > WARN_FRACTION * free:
             return Check(
@@ -75,6 +99,7 @@ class ShmProbe:
                 why=f"{WHY}: the workers need {demand / free:.0%} of the free space, leaving no headroom",
                 fix=f"{fix}; {lower}",
                 data=data,
+                facts=facts,
             )
         if size <= DOCKER_SHM_DEFAULT:
             return Check(
@@ -85,10 +110,13 @@ class ShmProbe:
                 why=f"{WHY}: {format_size(size)} is the container default and fills with a few large batches",
                 fix=fix,
                 data=data,
+                facts=facts,
             )
         why = WHY
         if ctx.workers == 0:
             why = "num_workers=0 loads batches in the main process: /dev/shm is not used for them"
         elif demand is None:
             why += "; pass --workers and --batch-bytes to compare with your DataLoader's demand"
-        return Check(id=self.id, status="ok", value=value, threshold=threshold, why=why, fix="", data=data)
+        return Check(
+            id=self.id, status="ok", value=value, threshold=threshold, why=why, fix="", data=data, facts=facts
+        )

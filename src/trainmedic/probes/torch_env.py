@@ -10,10 +10,21 @@ from __future__ import annotations
 import importlib.util
 import json
 import multiprocessing
+import re
 import sys
+from collections.abc import Mapping
 from typing import Any
 
-from trainmedic.probes.base import Check, CommandTimeout, ProbeContext, run_command, unknown
+from trainmedic.probes.base import (
+    Check,
+    CommandTimeout,
+    DataValue,
+    ProbeContext,
+    ProbeFact,
+    run_command,
+    stated,
+    unknown,
+)
 
 IMPORT_TIMEOUT = 45.0
 
@@ -53,9 +64,24 @@ def _yes(flag: object) -> str:
     return "yes" if flag else "no"
 
 
+_LABELS = (("sharing_strategy", "sharing strategy"), ("start_method", "start method"))
+
+
 class TorchProbe:
     id = "torch"
     time_limit = IMPORT_TIMEOUT + 10.0
+
+    @staticmethod
+    def facts(data: Mapping[str, DataValue]) -> tuple[ProbeFact, ...]:
+        """The sharing strategy and start method: they decide how workers fail."""
+        values = {key: data.get(key) for key, _ in _LABELS}
+        return stated(*((f"torch.{key}", v if isinstance(v, str) else None) for key, v in values.items()))
+
+    @staticmethod
+    def data_from_value(value: str) -> dict[str, DataValue]:
+        """`..., start method fork, sharing strategy file_descriptor, ...` back into names."""
+        found = {key: re.search(rf"\b{label} ([A-Za-z_]+)", value) for key, label in _LABELS}
+        return {key: m.group(1) if m else None for key, m in found.items()}
 
     def run(self, ctx: ProbeContext) -> Check:
         here = "torch" in sys.modules and ctx.python == sys.executable
@@ -113,6 +139,7 @@ class TorchProbe:
                     "DataLoader(multiprocessing_context='spawn') / mp.set_start_method('spawn')"
                 ),
                 data=data,
+                facts=self.facts(data),
             )
         return Check(
             id=self.id,
@@ -126,4 +153,5 @@ class TorchProbe:
             ),
             fix="",
             data=data,
+            facts=self.facts(data),
         )
