@@ -231,7 +231,7 @@ class Reader:
             pattern = self.patterns[pid]
             if pattern.kind == "traceback":
                 att = split_prefix(_decode(raw))
-                if not att.rest.lstrip().startswith("Traceback"):
+                if not att.rest.lstrip().removeprefix("^C").startswith("Traceback"):
                     continue  # embedded in torchrun's summary; the summary parser reads it
                 if len(result.tracebacks) < 2000:
                     buf, at = window.buf(start)

@@ -8,6 +8,7 @@ the suspect is the rank that is missing or silent; every verdict quotes its evid
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -228,6 +229,17 @@ def reason(ctx: Context) -> Diagnosis:
         context = [e for e in initiating if e.cause in kill_records and e.order not in confirmed and e.rank is None]
         initiating = [e for e in initiating if e not in context]
 
+    # A warning (a tokenizers fork notice, an fp16 overflow that skipped a step) is context, never a
+    # failure alone, unless it shows the pattern that makes it one (the loss scale collapsing).
+    warned = [e for e in initiating if e.warning and not _scale_collapsed(ctx, e)]
+    if warned:
+        initiating = [e for e in initiating if e not in warned]
+        base = replace(base, notes=(*base.notes, *(
+            f"warning at {_where(e)} ({e.cause}): a warning alone is not a failure" for e in warned[:5])))
+    # A failure no signature knows (an uncaught exception) leads only when no known cause does.
+    fallbacks = [e for e in initiating if ctx.library.cause(e.cause).fallback]
+    if fallbacks and len(fallbacks) < len(initiating):
+        initiating = [e for e in initiating if e not in fallbacks]
     # A weak, ambiguous signal (a tokenizers fork warning, a recompile limit) never outranks a real
     # error; and when training went on after it, it was a warning, not the failure.
     weak = [e for e in initiating if e.ambiguous and e.weight < WEAK]
@@ -244,6 +256,19 @@ def reason(ctx: Context) -> Diagnosis:
     if collateral_events:
         return _cascade_only(ctx, base, collateral_events, progress)
     return _hang_or_healthy(ctx, base, progress)
+
+
+_SCALE = re.compile(r"(?:\bto|[Ss]cale:?) *([0-9]+(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?)\b")
+
+
+def _scale_collapsed(ctx: Context, e: Event) -> bool:
+    """An overflow warning that names a loss scale at or below its cause's floor: fp16 training can no
+    longer make progress (every step overflows, updates are skipped or vanish)."""
+    floor = ctx.library.cause(e.cause).scale_floor
+    if floor is None:
+        return False
+    scales = [float(m.group(1)) for ln in e.evidence for m in _SCALE.finditer(ln.text[:500])]
+    return bool(scales) and min(scales) <= floor
 
 
 def _adopt_ranks(events: list[Event], window: int = 60) -> list[Event]:
@@ -463,19 +488,21 @@ def _hang_or_healthy(ctx: Context, base: Diagnosis, progress: dict[int | None, R
         p.line >= max(s.last_line_rank.values(), default=0) - 20
         for s in ctx.scans for p in s.progress.values() if p.path == s.path
     )
-    if not (incomplete or laggard is not None or at_end):
+    if laggard is None:
+        # A log that merely ends is not a hang: the job may still run, or was stopped on purpose.
+        if incomplete or at_end:
+            last = max(progress.values(), key=lambda p: (p.path, p.line))
+            return replace(base, notes=(*base.notes, (
+                f"the log ends at {last.path}:{last.line} during training with no error and no sign that the run "
+                f"finished; if the job is still running or stopped without a word, take its stacks with "
+                f"`py-spy dump --pid <pid>` and diagnose again with them")))
         return base
-    conf = confidence.hang(laggard is not None)
     lines = sorted(progress.values(), key=lambda p: (p.step is None, p.step or 0))
     ev = tuple(Evidence(p.path, p.line, p.rank, f"last progress: {p.text}") for p in lines[:8])
-    if laggard is not None:
-        why = (f"the log stops mid-training with no error; rank {laggard} is behind "
-               f"(step {ranked[laggard]} vs {max(ranked.values())}): it blocked first")
-    else:
-        why = "the log stops mid-training with no error and no sign that the run finished"
-    host = None
-    primary = _finding(ctx, HANG, confidence_=conf, rank=laggard, host=host, time=None, evidence=ev,
-                       missing=_missing(ctx, HANG), why=why)
+    why = (f"the log stops mid-training with no error; rank {laggard} is behind "
+           f"(step {ranked[laggard]} vs {max(ranked.values())}): it blocked first")
+    primary = _finding(ctx, HANG, confidence_=confidence.hang(True), rank=laggard, host=None, time=None,
+                       evidence=ev, missing=_missing(ctx, HANG), why=why)
     return replace(base, verdict="hang", primary=primary)
 
 

@@ -14,6 +14,29 @@ _PID = re.compile(
 )
 
 
+_FRAME_FUNCTION = re.compile(r", in ([A-Za-z_][A-Za-z0-9_]*)$")
+
+
+def waiting_event(library: Library, tb: Traceback, order: int) -> Event | None:
+    """A run interrupted by hand (Ctrl-C) shows where it waited: a DataLoader queue, a collective, a
+    lock. The library's `stack_waits` say which cause a waiting function stands for; a specific cause
+    beats the generic hang (a fallback)."""
+    functions = [m.group(1) for f in tb.frames if (m := _FRAME_FUNCTION.search(f))]
+    if not functions:
+        return None
+    causes = sorted((c for c in library.causes() if c.stack_waits), key=lambda c: c.fallback)
+    for cause in causes:
+        waits = set(cause.stack_waits)
+        where = next((f for f in reversed(functions) if f in waits), None)
+        if where is None:
+            continue
+        line = Line(tb.path, tb.first_line, f"interrupted while waiting in {where}() (Ctrl-C stack)", tb.rank)
+        return Event(cause=cause.full_id, role=cause.role, rank=tb.rank, host=None, time=None, path=tb.path,
+                     line=tb.first_line, weight=0.7, ambiguous=False, evidence=(line,), traceback=tb, order=order,
+                     fingerprints=((f"{cause.full_id}#interrupted-wait", 0.7),))
+    return None
+
+
 def pid_of(text: str) -> int | None:
     m = _PID.search(text)
     if not m:
@@ -33,6 +56,10 @@ def _event(library: Library, matches: list[Match], tb: Traceback | None, order: 
 
     def ambiguous(m: Match) -> bool:
         return _fp(m)[1]
+
+    def warning(m: Match) -> bool:
+        entry_cause, _, fp_id = m.fingerprint.partition("#")
+        return any(f.warning for f in library.cause(entry_cause).fingerprints if f.id == fp_id)
 
     ranked = sorted(matches, key=lambda m: (-weight(m), m.line.number))
     best = ranked[0]
@@ -80,6 +107,7 @@ def _event(library: Library, matches: list[Match], tb: Traceback | None, order: 
         pid=pid,
         order=order,
         fingerprints=tuple(sorted(distinct.items())),
+        warning=all(warning(m) for m in same),
     )
 
 
@@ -108,9 +136,15 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
                 loose.append(m)
             else:
                 by_tb[owner].append(m)
+        # A run interrupted by hand while it waited is judged by where it waited, not by the generic
+        # exception line (KeyboardInterrupt) that ends its traceback.
+        waiting = {i for i, tb in enumerate(tbs) if tb.interrupted
+                   and all(library.cause(m.cause).fallback for m in by_tb.get(i, ()))
+                   and waiting_event(library, tb, 0) is not None}
         grouped: list[tuple[int, list[Match], Traceback | None]] = [
-            (min(m.line.number for m in ms), ms, tbs[i]) for i, ms in by_tb.items()
+            (min(m.line.number for m in ms), ms, tbs[i]) for i, ms in by_tb.items() if i not in waiting
         ]
+        grouped += [(tbs[i].first_line, [], tbs[i]) for i in waiting]
         # Several causes can match one line (a kernel record for `pt_data_worker` is both a worker
         # OOM and a host OOM): one line is one incident, explained by its strongest cause.
         by_line: dict[int, list[Match]] = defaultdict(list)
@@ -118,8 +152,10 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
             by_line[m.line.number].append(m)
         grouped += [(n, ms, None) for n, ms in by_line.items()]
         for _, ms, tb in sorted(grouped, key=lambda g: g[0]):
-            events.append(_event(library, ms, tb, order))
-            order += 1
+            event = _event(library, ms, tb, order) if ms or tb is None else waiting_event(library, tb, order)
+            if event is not None:
+                events.append(event)
+                order += 1
     return events
 
 
