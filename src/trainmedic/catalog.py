@@ -62,6 +62,10 @@ class Library:
     def cause(self, full_id: str) -> Cause:
         return self._causes[full_id]
 
+    @property
+    def cause_ids(self) -> frozenset[str]:
+        return frozenset(self._causes)
+
     def causes(self) -> Iterable[Cause]:
         return self._causes.values()
 

@@ -22,6 +22,8 @@ CASES = [
 MORE_SPECIFIC = {
     ("host-oom/oom-killer", "dataloader-worker-failure/worker-oom"),
     ("launcher-teardown/failure-summary", "host-oom/sigkill"),  # "died with <Signals.SIGKILL: 9>"
+    # Alone, the launcher's line that one rank failed on its own says which rank, not why.
+    ("launcher-teardown/failure-summary", "unclassified-failure/process-exited"),
 }
 
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from trainmedic.catalog import Library
-from trainmedic.logs.attribution import rank_from_path
+from trainmedic.logs.attribution import rank_from_path, rank_in_text
 from trainmedic.model import (
     Alternative,
     Collateral,
@@ -35,6 +35,7 @@ from trainmedic.reason import facts as machine
 from trainmedic.reason.events import build_events, pid_of, precursors, strength, with_cause
 
 HANG = "training-hang/stalled-progress"
+EXITED = "unclassified-failure/process-exited"  # a rank the launcher saw exit on its own, reason unknown
 _SAME_TIME = 1.0  # seconds within which two clocks cannot order events
 WEAK = 0.5  # an ambiguous signal weaker than this is a warning unless nothing else explains the failure
 _OOM_REPORT_LINES = 200  # a kernel OOM report (header, call trace, memory dump, verdict) spans this many lines
@@ -114,6 +115,26 @@ def _link_kills(ctx: Context, events: list[Event]) -> tuple[list[Event], set[int
     used |= {r.order for r in records
              if any(r.path == path and abs(r.line - line) <= _OOM_REPORT_LINES for path, line in anchors)}
     return [e for e in out if e.order not in used], confirmed
+
+
+def _rank_named(e: Event) -> int | None:
+    return next((r for ln in e.evidence[:4] if (r := rank_in_text(ln.text)) is not None), None)
+
+
+def _failed_ranks(events: list[Event]) -> set[int]:
+    """Ranks the launcher reports as failed on their own (not stopped by it). Only the launcher's own
+    lines count: a cascade's "on rank 3" names the rank that waited, not the one that failed."""
+    out: set[int] = set()
+    for e in events:
+        if e.role != "teardown":
+            continue
+        for ln in e.evidence[:4]:
+            if "SIGTERM" in ln.text or "exitcode: -15" in ln.text:
+                continue
+            r = rank_in_text(ln.text)
+            if r is not None:
+                out.add(r)
+    return out
 
 
 def _rank_from_summary(records: list[SummaryRecord]) -> int | None:
@@ -220,6 +241,12 @@ def reason(ctx: Context) -> Diagnosis:
     initiating = [
         replace(e, rank=_rank_from_summary(records)) if e.rank is None and records else e for e in initiating
     ]
+    # Still unranked: the message itself may name its rank ("did not receive grad for rank 2"), or the
+    # launcher may have named the one rank that failed on its own.
+    initiating = [replace(e, rank=_rank_named(e)) if e.rank is None else e for e in initiating]
+    reported = _failed_ranks(events)
+    if len(reported) == 1:
+        initiating = [replace(e, rank=next(iter(reported))) if e.rank is None else e for e in initiating]
     collateral_events = [e for e in events if e.role in ("cascade", "teardown")]
     context: list[Event] = []
     kill_records = ctx.library.kill_records
@@ -410,7 +437,8 @@ def _suspects(ctx: Context, events: list[Event], progress: dict[int | None, Rank
             return no_file, "missing"
     # A rank that exited on its own (not by the launcher's SIGTERM) and printed no timeout of its own.
     timed_out = {e.rank for e in cascades if e.rank is not None}
-    own_exit = sorted({r.rank for r in records if r.exitcode not in (None, -15, 0)} - timed_out)
+    own_exit = sorted(({r.rank for r in records if r.exitcode not in (None, -15, 0)} | _failed_ranks(events))
+                      - timed_out)
     if own_exit:
         return own_exit, "exited"
     silent = sorted(expected - reporting)
@@ -446,6 +474,8 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
         elif kind == "exited":
             why = (f"every rank shows only collateral errors ({cause_id}), but the launcher saw rank {rank} exit "
                    f"on its own first; its own error output is not in these inputs")
+            if EXITED in ctx.library.cause_ids:
+                cause_id = EXITED
             missing.append(MissingFact(f"the stderr of rank {rank}",
                                        f"collect rank {rank}'s stderr (torchrun --log-dir, or --tee 3)"))
         else:
