@@ -94,6 +94,11 @@ class Library:
     def in_worker(self) -> dict[str, str]:
         return {c.full_id: c.in_worker for c in self.causes() if c.in_worker}
 
+    def frame_owner(self, frames: Iterable[str]) -> str | None:
+        """The cause whose code a traceback runs through (a launcher's), if any."""
+        text = "\n".join(frames)
+        return next((c.full_id for c in self.causes() if any(p in text for p in c.owns_frames)), None)
+
     def worker_marks(self, entry_id: str | None = None) -> tuple[str, ...]:
         """Substrings that place a line in a worker process (of one entry, or of any)."""
         return tuple(m for e in self.entries if entry_id in (None, e.id) for m in e.worker_marks)

@@ -74,6 +74,7 @@ class Cause:
     fallback: bool = False  # stands for a failure no signature knows: leads only when nothing else does
     scale_floor: float | None = None  # its warnings are a failure once the loss scale they name falls this low
     stack_waits: tuple[str, ...] = ()  # functions a process interrupted while waiting on this cause sits in
+    owns_frames: tuple[str, ...] = ()  # a traceback through these paths is this cause's, not a failure of its own
     entry_id: str = ""
 
     @property
@@ -148,6 +149,7 @@ class Traceback:
     frames: tuple[str, ...]
     exceptions: tuple[str, ...]  # final exception lines, outermost chain order
     interrupted: bool = False  # Ctrl-C (KeyboardInterrupt, a "^C" echo): the frames show where it waited
+    truncated: bool = False  # the log ends inside it: no exception line, only frames
 
     @property
     def final(self) -> str:

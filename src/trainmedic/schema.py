@@ -126,6 +126,7 @@ class CauseSpec(_Strict):
     fallback: bool = False
     scale_floor: float | None = None
     stack_waits: list[str] = []
+    owns_frames: list[str] = []
 
     _check_id = field_validator("id")(_kebab)
 
@@ -197,6 +198,7 @@ def _to_entry(spec: EntrySpec, source: str) -> Entry:
             fallback=c.fallback,
             scale_floor=c.scale_floor,
             stack_waits=tuple(c.stack_waits),
+            owns_frames=tuple(c.owns_frames),
             entry_id=spec.id,
         )
         for c in spec.causes

@@ -81,7 +81,11 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
                 last = first_line + idx
             else:
                 break
-    if not exceptions and not (interrupted and frames):
+    # No exception line: the log ended inside the traceback (cut off, or the process was killed while
+    # printing it), or Ctrl-C interrupted it. Its frames still say where the process was.
+    cut = state == "frames" and not exceptions and own < MAX_OWN_LINES and len(frames) >= 2
+    if not exceptions and not ((interrupted or cut) and frames):
         return None
     interrupted = interrupted or any(e.startswith("KeyboardInterrupt") for e in exceptions[-1:])
-    return Traceback(path, first_line, last, rank, tuple(frames[-60:]), tuple(exceptions), interrupted)
+    return Traceback(path, first_line, last, rank, tuple(frames[-60:]), tuple(exceptions), interrupted,
+                     truncated=not exceptions)

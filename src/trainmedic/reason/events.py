@@ -15,6 +15,7 @@ _PID = re.compile(
 
 
 _FRAME_FUNCTION = re.compile(r", in ([A-Za-z_][A-Za-z0-9_]*)$")
+UNCAUGHT = "unclassified-failure/uncaught-exception"  # a traceback no fingerprint explains
 
 
 def waiting_event(library: Library, tb: Traceback, order: int) -> Event | None:
@@ -30,11 +31,24 @@ def waiting_event(library: Library, tb: Traceback, order: int) -> Event | None:
         where = next((f for f in reversed(functions) if f in waits), None)
         if where is None:
             continue
-        line = Line(tb.path, tb.first_line, f"interrupted while waiting in {where}() (Ctrl-C stack)", tb.rank)
+        how = "interrupted" if tb.interrupted else "the log ends"
+        line = Line(tb.path, tb.first_line, f"{how} while waiting in {where}() (a traceback with no error)", tb.rank)
         return Event(cause=cause.full_id, role=cause.role, rank=tb.rank, host=None, time=None, path=tb.path,
                      line=tb.first_line, weight=0.7, ambiguous=False, evidence=(line,), traceback=tb, order=order,
                      fingerprints=((f"{cause.full_id}#interrupted-wait", 0.7),))
     return None
+
+
+def cut_event(library: Library, tb: Traceback, order: int) -> Event | None:
+    """A traceback the log ends in (its exception line was never written or was cut off): an
+    exception propagated, but which one is unknown."""
+    if UNCAUGHT not in library.cause_ids:
+        return None
+    cause = library.cause(UNCAUGHT)
+    line = Line(tb.path, tb.first_line, f"a traceback the log ends in, last frame: {tb.frames[-1][:300]}", tb.rank)
+    return Event(cause=UNCAUGHT, role=cause.role, rank=tb.rank, host=None, time=None, path=tb.path,
+                 line=tb.first_line, weight=0.3, ambiguous=True, evidence=(line,), traceback=tb, order=order,
+                 fingerprints=((f"{UNCAUGHT}#cut-traceback", 0.3),))
 
 
 def pid_of(text: str) -> int | None:
@@ -138,9 +152,9 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
                 by_tb[owner].append(m)
         # A run interrupted by hand while it waited is judged by where it waited, not by the generic
         # exception line (KeyboardInterrupt) that ends its traceback.
-        waiting = {i for i, tb in enumerate(tbs) if tb.interrupted
+        waiting = {i for i, tb in enumerate(tbs) if (tb.interrupted or tb.truncated)
                    and all(library.cause(m.cause).fallback for m in by_tb.get(i, ()))
-                   and waiting_event(library, tb, 0) is not None}
+                   and (waiting_event(library, tb, 0) is not None or (tb.truncated and i not in by_tb))}
         grouped: list[tuple[int, list[Match], Traceback | None]] = [
             (min(m.line.number for m in ms), ms, tbs[i]) for i, ms in by_tb.items() if i not in waiting
         ]
@@ -152,7 +166,14 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
             by_line[m.line.number].append(m)
         grouped += [(n, ms, None) for n, ms in by_line.items()]
         for _, ms, tb in sorted(grouped, key=lambda g: g[0]):
-            event = _event(library, ms, tb, order) if ms or tb is None else waiting_event(library, tb, order)
+            if ms or tb is None:
+                event: Event | None = _event(library, ms, tb, order)
+            else:
+                event = waiting_event(library, tb, order) or cut_event(library, tb, order)
+            if event is not None and tb is not None and library.cause(event.cause).fallback:
+                echo_of = library.frame_owner(tb.frames)
+                if echo_of is not None:  # the launcher's own traceback: an echo of its workers' failure
+                    event = replace(event, cause=echo_of, role=library.cause(echo_of).role)
             if event is not None:
                 events.append(event)
                 order += 1
