@@ -132,7 +132,10 @@ def _check_links(entries: list[Entry]) -> None:
             for comp in c.competes:
                 if comp not in causes:
                     raise LibraryError(f"{c.full_id}: competes with unknown cause {comp!r}")
-            for key, target in (("confirmed_as", c.confirmed_as), ("in_worker", c.in_worker)):
+            if c.needs_context and c.otherwise is None:
+                raise LibraryError(f"{c.full_id}: needs_context needs `otherwise`, the cause it is without it")
+            for key, target in (("confirmed_as", c.confirmed_as), ("in_worker", c.in_worker),
+                                ("otherwise", c.otherwise)):
                 if target is not None and target not in causes:
                     raise LibraryError(f"{c.full_id}: {key} names unknown cause {target!r}")
         cids = [c.id for c in e.causes]

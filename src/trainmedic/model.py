@@ -75,6 +75,8 @@ class Cause:
     scale_floor: float | None = None  # its warnings are a failure once the loss scale they name falls this low
     stack_waits: tuple[str, ...] = ()  # functions a process interrupted while waiting on this cause sits in
     owns_frames: tuple[str, ...] = ()  # a traceback through these paths is this cause's, not a failure of its own
+    needs_context: tuple[str, ...] = ()  # the incident must show one of these, else it is `otherwise`
+    otherwise: str | None = None
     entry_id: str = ""
 
     @property

@@ -127,6 +127,8 @@ class CauseSpec(_Strict):
     scale_floor: float | None = None
     stack_waits: list[str] = []
     owns_frames: list[str] = []
+    needs_context: list[str] = []
+    otherwise: str | None = None
 
     _check_id = field_validator("id")(_kebab)
 
@@ -199,6 +201,8 @@ def _to_entry(spec: EntrySpec, source: str) -> Entry:
             scale_floor=c.scale_floor,
             stack_waits=tuple(c.stack_waits),
             owns_frames=tuple(c.owns_frames),
+            needs_context=tuple(c.needs_context),
+            otherwise=c.otherwise,
             entry_id=spec.id,
         )
         for c in spec.causes

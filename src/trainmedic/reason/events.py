@@ -95,6 +95,16 @@ def _event(library: Library, matches: list[Match], tb: Traceback | None, order: 
                 best = Match(best.fingerprint, inside, best.line)
                 return _event(library, [best], tb, order, weight_of={best.fingerprint: weight(inner[0])})
     cause = library.cause(best.cause)
+    if cause.needs_context and cause.otherwise:
+        # Context decides: the same message means another cause where the incident shows none of
+        # the marks this cause needs (CUDA re-initialised in a fork with no DataLoader in sight).
+        seen = [m.line.text for m in matches] + list(tb.frames + tb.exceptions if tb else ())
+        if not any(mark in text for text in seen for mark in cause.needs_context):
+            moved = [Match(m.fingerprint, cause.otherwise, m.line) for m in matches if m.cause == best.cause]
+            # Absence of context is weaker evidence than its presence: the event stays ambiguous, so the
+            # cause it was taken from is still named among the alternatives (`competes`).
+            return replace(_event(library, moved, tb, order, weight_of={m.fingerprint: weight(m) for m in moved}),
+                           ambiguous=True)
     same = [m for m in matches if m.cause == best.cause]
     # Noisy-OR over distinct fingerprints of the chosen cause: two different messages agreeing
     # are stronger evidence than one; the same message repeated is not.
