@@ -4,7 +4,7 @@ and how a watchdog hang rewrites a diagnosis."""
 from __future__ import annotations
 
 from trainmedic.catalog import load_library
-from trainmedic.live.analysis import LiveAnalysis, live_view
+from trainmedic.live.analysis import LiveAnalysis
 from trainmedic.live.hang import WORKER_HANG, apply, inspect
 from trainmedic.live.job import LineMerger, exit_status
 from trainmedic.live.stacks import Frame, ProcessInfo, ProcessStacks, ThreadStack, parse_faulthandler, parse_py_spy
