@@ -10,7 +10,7 @@ from pathlib import Path
 
 from trainmedic.evaluate.corpus import load_corpus
 from trainmedic.evaluate.report import render
-from trainmedic.evaluate.score import figures, regressions, run
+from trainmedic.evaluate.score import calibrate, figures, regressions, run
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -19,12 +19,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--docs", type=Path, default=Path("docs/accuracy.md"))
     p.add_argument("--accept", action="store_true", help="write the new figures even if some got worse")
     p.add_argument("--check", action="store_true", help="write nothing; fail when the committed files are stale")
+    p.add_argument("--calibrate", action="store_true",
+                   help="measure each cause's precision on the dev split and write the library's calibration")
     args = p.parse_args(argv)
     real = args.corpus / "real"
     if not real.is_dir():
         print(f"eval: {real}: no such folder (expected the corpus of real logs)", file=sys.stderr)
         return 2
     cases = load_corpus(real)
+    if args.calibrate:
+        written = calibrate([c for c in cases if c.split == "dev"])
+        print(f"eval: wrote {written} from the dev split")
     outcomes = run(cases)
     now = {split: figures([o for o in outcomes if o.split == split]).to_json() for split in ("test", "dev")}
     eval_dir = args.corpus / "eval"

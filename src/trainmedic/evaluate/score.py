@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 from trainmedic.api import Diagnoser, InputError, Named
+from trainmedic.catalog import CALIBRATION, LIBRARY_DIR, forget, load_library
 from trainmedic.evaluate.corpus import Case, Split
 from trainmedic.model import Diagnosis
 
@@ -80,6 +82,53 @@ def run(cases: Iterable[Case], diagnoser: Diagnoser | None = None) -> list[Outco
             d = Diagnosis(verdict="healthy", primary=None, notes=(str(exc),))
         out.append(judge(case, d))
     return out
+
+
+def calibrate(dev: Sequence[Case]) -> Path:
+    """Count, per cause given as the primary on the dev split with calibration off, how often it was
+    the thread's answer; the library pulls each confidence towards that (catalog.Library.calibrated).
+    Only dev cases are used, so the test split measures the calibration honestly."""
+    import dataclasses
+
+    library = load_library()
+    raw = dataclasses.replace(library, calibration={}, raw_map=())
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    pairs: list[tuple[float, bool]] = []
+    for o in run(dev, Diagnoser(raw)):
+        if o.primary is not None and o.confidence is not None:
+            counts[o.primary][0] += 1
+            counts[o.primary][1] += int(o.top1_ok)
+            pairs.append((o.confidence, o.top1_ok))
+    lines = ["# Written by `make eval CALIBRATE=1` (python -m trainmedic.evaluate --calibrate); do not edit by hand.",
+             "# cause: [answers, right] - how often this cause, given as the primary on the dev split of the",
+             "# real-log corpus, was the answer the public thread arrived at.",
+             "causes:"]
+    lines += [f"  {cause}: [{n}, {r}]" for cause, (n, r) in sorted(counts.items())]
+    lines += ["# raw confidence -> share of answers that sure that were right (isotonic fit, any cause)",
+              "raw_map:"]
+    lines += [f"  - [{x:.4f}, {y:.4f}]" for x, y in isotonic(pairs)]
+    path = LIBRARY_DIR / CALIBRATION
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    forget()
+    return path
+
+
+def isotonic(pairs: Sequence[tuple[float, bool]]) -> list[tuple[float, float]]:
+    """Pool-adjacent-violators: the non-decreasing step function closest to the outcomes, as
+    (mean raw confidence of a block, share right in it) points."""
+    same: dict[float, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])  # equal confidences form one block
+    for raw, ok in pairs:
+        same[raw][0] += raw
+        same[raw][1] += float(ok)
+        same[raw][2] += 1.0
+    blocks: list[list[float]] = []  # [sum of raw, hits, count]
+    for raw in sorted(same):
+        blocks.append(list(same[raw]))
+        while len(blocks) > 1 and blocks[-2][1] / blocks[-2][2] >= blocks[-1][1] / blocks[-1][2]:
+            last = blocks.pop()
+            for i in range(3):
+                blocks[-1][i] += last[i]
+    return [(s / n, min(0.99, max(0.05, h / n))) for s, h, n in blocks]
 
 
 # ---------------------------------------------------------------- figures

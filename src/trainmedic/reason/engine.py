@@ -160,7 +160,7 @@ def _finding(ctx: Context, cause_id: str, *, confidence_: float, rank: int | Non
         id=cause_id,
         title=f"{entry.title}: {cause.title}",
         category=entry.category,
-        confidence=confidence_,
+        confidence=round(confidence.clamp(ctx.library.calibrated(cause_id, confidence_)), 4),
         rank=rank,
         host=host,
         time=time,
@@ -393,6 +393,7 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
     host = first.host or next((r.host for s in ctx.scans for r in s.summaries if r.rank == first.rank and r.host), None)
     primary = _finding(ctx, first.cause, confidence_=conf, rank=first.rank, host=host, time=first.time,
                        evidence=_evidence(evidence_lines), missing=missing, why="; ".join(why_parts))
+    conf = primary.confidence  # calibrated: what the alternatives share is what it leaves
     alts: list[Alternative] = []
     cause = ctx.library.cause(first.cause)
     if first.ambiguous and not is_confirmed:
