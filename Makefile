@@ -38,13 +38,18 @@ typecheck: $(STAMP)
 pytest: $(STAMP) $(SYSTEM_STAMP)
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
 
-test: lint typecheck pytest
+test: lint typecheck pytest eval
 
 # The inner loop: lint, types and the fast tests, no browser, database, lab or slow test (< 2 min).
 check: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks scripts
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q -n 2 -m "not slow and not lab and not browser and not database"
+
+# Accuracy on the real-log corpus: writes docs/accuracy.md and corpus/eval/, fails when a committed
+# figure got worse (ACCEPT=1 takes the new figures; CALIBRATE=1 re-measures each cause's precision on dev).
+eval: $(STAMP)
+	$(BIN)/python -m trainmedic.evaluate $(if $(ACCEPT),--accept,) $(if $(CALIBRATE),--calibrate --accept,)
 
 lab: $(STAMP)
 	$(BIN)/python scripts/capture_lab.py

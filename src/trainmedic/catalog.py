@@ -6,15 +6,17 @@ The engine never sees raw dicts; a bad file is refused here with a message that 
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import pickle
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from trainmedic.model import CODE_KEYS, Cause, Entry, Fingerprint, LibraryError
 
-__all__ = ["CODE_KEYS", "LIBRARY_DIR", "Library", "LibraryError", "load_entry", "load_library"]
+__all__ = ["CALIBRATION", "CODE_KEYS", "LIBRARY_DIR", "Library", "LibraryError", "forget", "load_entry",
+           "load_library"]
 
 LIBRARY_DIR = Path(__file__).parent / "library"
 
@@ -33,9 +35,30 @@ def load_entry(path: Path) -> Entry:
     return load(path)
 
 
+CALIBRATION = "calibration.yaml"  # beside the category folders; written by `make eval` from the dev split
+PSEUDO_ANSWERS = 3.0  # how many answers the mapped confidence counts for against the measured ones
+TIE_BREAK = 0.01  # keeps the map strictly increasing, so stronger evidence always reads as surer
+
+
 @dataclass(frozen=True)
 class Library:
     entries: tuple[Entry, ...]
+    # cause -> (answers, right): how often that cause, given as the primary on the real-log corpus's
+    # dev split, was the thread's answer. Empty: confidences stay as the evidence made them.
+    calibration: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    # (raw confidence, share right) points of a monotone map fitted on the same split (isotonic).
+    raw_map: tuple[tuple[float, float], ...] = ()
+
+    def calibrated(self, cause_id: str, raw: float) -> float:
+        """P(the primary is the root cause). The evidence's own estimate is first mapped to how often
+        answers that sure were right on real logs (any cause), then pulled towards how often this
+        cause was right when given as the answer (a Beta posterior in which the mapped estimate
+        counts as PSEUDO_ANSWERS answers)."""
+        if not self.raw_map and not self.calibration:
+            return raw
+        base = _interpolate(self.raw_map, raw) + TIE_BREAK * raw
+        answers, right = self.calibration.get(cause_id, (0, 0))
+        return (right + PSEUDO_ANSWERS * base) / (answers + PSEUDO_ANSWERS)
 
     def __iter__(self) -> Iterator[Entry]:
         return iter(self.entries)
@@ -61,6 +84,10 @@ class Library:
 
     def cause(self, full_id: str) -> Cause:
         return self._causes[full_id]
+
+    @property
+    def cause_ids(self) -> frozenset[str]:
+        return frozenset(self._causes)
 
     def causes(self) -> Iterable[Cause]:
         return self._causes.values()
@@ -89,6 +116,11 @@ class Library:
     @functools.cached_property
     def in_worker(self) -> dict[str, str]:
         return {c.full_id: c.in_worker for c in self.causes() if c.in_worker}
+
+    def frame_owner(self, frames: Iterable[str]) -> str | None:
+        """The cause whose code a traceback runs through (a launcher's), if any."""
+        text = "\n".join(frames)
+        return next((c.full_id for c in self.causes() if any(p in text for p in c.owns_frames)), None)
 
     def worker_marks(self, entry_id: str | None = None) -> tuple[str, ...]:
         """Substrings that place a line in a worker process (of one entry, or of any)."""
@@ -123,7 +155,10 @@ def _check_links(entries: list[Entry]) -> None:
             for comp in c.competes:
                 if comp not in causes:
                     raise LibraryError(f"{c.full_id}: competes with unknown cause {comp!r}")
-            for key, target in (("confirmed_as", c.confirmed_as), ("in_worker", c.in_worker)):
+            if c.needs_context and c.otherwise is None:
+                raise LibraryError(f"{c.full_id}: needs_context needs `otherwise`, the cause it is without it")
+            for key, target in (("confirmed_as", c.confirmed_as), ("in_worker", c.in_worker),
+                                ("otherwise", c.otherwise)):
                 if target is not None and target not in causes:
                     raise LibraryError(f"{c.full_id}: {key} names unknown cause {target!r}")
         cids = [c.id for c in e.causes]
@@ -146,8 +181,10 @@ def _load(root: Path) -> Library:
         raise LibraryError(f"no library files found under {root}")
     from trainmedic import cache
 
+    calibration_path = root / CALIBRATION
     try:
-        key = cache.digest([*_code_digest(), str(root.resolve()).encode()]
+        calibration_bytes = calibration_path.read_bytes() if calibration_path.is_file() else b""
+        key = cache.digest([*_code_digest(), str(root.resolve()).encode(), calibration_bytes]
                            + [p.name.encode() + b"\0" + p.read_bytes() for p in paths])
     except OSError as exc:
         raise LibraryError(f"cannot read the library under {root}: {exc}") from exc
@@ -161,9 +198,72 @@ def _load(root: Path) -> Library:
             pass
     entries = [load_entry(p) for p in paths]
     _check_links(entries)
-    lib = Library(tuple(entries))
+    lib = Library(tuple(entries), _calibration(calibration_bytes, {c.full_id for e in entries for c in e.causes}),
+                  _raw_map(calibration_bytes))
     cache.write("library", key, pickle.dumps(lib, protocol=pickle.HIGHEST_PROTOCOL))
     return lib
+
+
+def _interpolate(points: tuple[tuple[float, float], ...], x: float) -> float:
+    if not points:
+        return x
+    if x <= points[0][0]:
+        return points[0][1]
+    for (x0, y0), (x1, y1) in itertools.pairwise(points):
+        if x <= x1:
+            return y0 + (y1 - y0) * (x - x0) / (x1 - x0) if x1 > x0 else y1
+    return points[-1][1]
+
+
+def _calibration_yaml(data: bytes) -> dict[str, object]:
+    import yaml
+
+    try:
+        raw = yaml.safe_load(data.decode("utf-8")) or {}
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise LibraryError(f"{CALIBRATION}: not valid YAML: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise LibraryError(f"{CALIBRATION}: expected a mapping with `causes` and `raw_map`")
+    return raw
+
+
+def _raw_map(data: bytes) -> tuple[tuple[float, float], ...]:
+    if not data:
+        return ()
+    points = _calibration_yaml(data).get("raw_map") or []
+    out: list[tuple[float, float]] = []
+    for p in points if isinstance(points, list) else [None]:
+        if not (isinstance(p, list) and len(p) == 2 and all(isinstance(v, (int, float)) and 0 <= v <= 1 for v in p)):
+            raise LibraryError(f"{CALIBRATION}: raw_map must be [raw, right] pairs in 0..1, sorted by raw")
+        out.append((float(p[0]), float(p[1])))
+    if [x for x, _ in out] != sorted(x for x, _ in out):
+        raise LibraryError(f"{CALIBRATION}: raw_map must be sorted by raw confidence")
+    return tuple(out)
+
+
+def _calibration(data: bytes, known: set[str]) -> dict[str, tuple[int, int]]:
+    """`cause: [answers, right]` lines; a malformed file is refused like a malformed entry."""
+    if not data:
+        return {}
+    causes = _calibration_yaml(data).get("causes") or {}
+    if not isinstance(causes, dict):
+        raise LibraryError(f"{CALIBRATION}: `causes` must map cause ids to [answers, right]")
+    out: dict[str, tuple[int, int]] = {}
+    for cause, counts in causes.items():
+        ok = (isinstance(counts, list) and len(counts) == 2 and all(isinstance(n, int) for n in counts)
+              and 0 <= counts[1] <= counts[0])
+        if not ok:
+            raise LibraryError(f"{CALIBRATION}: {cause}: expected [answers, right] with right <= answers")
+        if cause not in known:
+            raise LibraryError(f"{CALIBRATION}: unknown cause {cause!r}")
+        out[cause] = (counts[0], counts[1])
+    return out
+
+
+def forget() -> None:
+    """Drop the libraries loaded so far (a file of the library was rewritten in this process)."""
+    _bundled.cache_clear()
+    _cached.cache_clear()
 
 
 @functools.cache

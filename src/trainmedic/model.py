@@ -44,6 +44,7 @@ class Fingerprint:
     ambiguous: bool = False
     ignore_case: bool = False
     precursor: bool = False  # a warning before a failure: evidence for one, never a failure alone
+    warning: bool = False  # a warning-level message: context for a failure, never one alone
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,12 @@ class Cause:
     kill_record: bool = False  # a kernel/cgroup OOM record: it confirms kills of the pid it names
     wrapper: bool = False  # a wrapper exception: a known initiating cause inside it is the finding
     in_worker: str | None = None  # what this cause is when it happens inside one of the entry's workers
+    fallback: bool = False  # stands for a failure no signature knows: leads only when nothing else does
+    scale_floor: float | None = None  # its warnings are a failure once the loss scale they name falls this low
+    stack_waits: tuple[str, ...] = ()  # functions a process interrupted while waiting on this cause sits in
+    owns_frames: tuple[str, ...] = ()  # a traceback through these paths is this cause's, not a failure of its own
+    needs_context: tuple[str, ...] = ()  # the incident must show one of these, else it is `otherwise`
+    otherwise: str | None = None
     entry_id: str = ""
 
     @property
@@ -143,6 +150,8 @@ class Traceback:
     rank: int | None
     frames: tuple[str, ...]
     exceptions: tuple[str, ...]  # final exception lines, outermost chain order
+    interrupted: bool = False  # Ctrl-C (KeyboardInterrupt, a "^C" echo): the frames show where it waited
+    truncated: bool = False  # the log ends inside it: no exception line, only frames
 
     @property
     def final(self) -> str:
@@ -167,6 +176,7 @@ class Event:
     pid: int | None = None
     order: int = 0  # global arrival order across inputs, for "what came first" without clocks
     fingerprints: tuple[tuple[str, float], ...] = ()  # (fingerprint id, weight) behind `cause`
+    warning: bool = False  # every line behind `cause` is warning-level
 
 
 # ---------------------------------------------------------------- verdict

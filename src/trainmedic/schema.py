@@ -83,6 +83,7 @@ class FingerprintSpec(_Strict):
     ambiguous: bool = False
     ignore_case: bool = False
     precursor: bool = False
+    warning: bool = False
 
     _check_id = field_validator("id")(_kebab)
 
@@ -122,6 +123,12 @@ class CauseSpec(_Strict):
     kill_record: bool = False
     wrapper: bool = False
     in_worker: str | None = None
+    fallback: bool = False
+    scale_floor: float | None = None
+    stack_waits: list[str] = []
+    owns_frames: list[str] = []
+    needs_context: list[str] = []
+    otherwise: str | None = None
 
     _check_id = field_validator("id")(_kebab)
 
@@ -178,7 +185,8 @@ def _to_entry(spec: EntrySpec, source: str) -> Entry:
             role=c.role,
             mechanism=c.mechanism.strip(),
             fingerprints=tuple(
-                Fingerprint(f.id, f.regex, f.weight, f.ambiguous, f.ignore_case, f.precursor) for f in c.fingerprints
+                Fingerprint(f.id, f.regex, f.weight, f.ambiguous, f.ignore_case, f.precursor, f.warning)
+                for f in c.fingerprints
             ),
             fix=tuple(c.fix),
             verify=tuple(c.verify),
@@ -189,6 +197,12 @@ def _to_entry(spec: EntrySpec, source: str) -> Entry:
             kill_record=c.kill_record,
             wrapper=c.wrapper,
             in_worker=c.in_worker,
+            fallback=c.fallback,
+            scale_floor=c.scale_floor,
+            stack_waits=tuple(c.stack_waits),
+            owns_frames=tuple(c.owns_frames),
+            needs_context=tuple(c.needs_context),
+            otherwise=c.otherwise,
             entry_id=spec.id,
         )
         for c in spec.causes

@@ -122,7 +122,7 @@ def test_sigkill_from_the_launcher_summary_is_not_promoted_to_oom() -> None:
     d = diagnose_with("\n".join(lines).encode() + b"\n")
     p = d["primary"]
     assert (p["id"], p["rank"]) == ("host-oom/sigkill", 3)
-    assert p["confidence"] < 0.7
+    assert "cannot say why" in p["why"]  # not promoted: the kill is named, its reason left open
     assert any("dmesg" in m["command"] for m in p["missing"])
     assert "host-oom/oom-killer" in {a["id"] for a in d["alternatives"]}
 
@@ -136,7 +136,6 @@ def test_worker_kill_confirmed_by_the_kernel_record_for_its_pid() -> None:
              "anon-rss:25829144kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:51292kB oom_score_adj:0"]
     unconfirmed = diagnose_with("\n".join(log).encode() + b"\n")
     assert unconfirmed["primary"]["id"] == "dataloader-worker-failure/worker-killed"
-    assert unconfirmed["primary"]["confidence"] < 0.7
     assert "dataloader-worker-failure/worker-oom" in {a["id"] for a in unconfirmed["alternatives"]}
     assert any("dmesg" in m["command"] for m in unconfirmed["primary"]["missing"])
 
@@ -144,7 +143,7 @@ def test_worker_kill_confirmed_by_the_kernel_record_for_its_pid() -> None:
                                ("dmesg.txt", "\n".join(dmesg).encode() + b"\n")])
     p = confirmed["primary"]
     assert (p["id"], p["rank"]) == ("dataloader-worker-failure/worker-oom", 1)
-    assert p["confidence"] >= 0.9
+    assert p["confidence"] >= 0.9 and p["confidence"] > unconfirmed["primary"]["confidence"]
     assert any("Killed process 30581" in e["text"] for e in p["evidence"])
     assert p["missing"] == []
 

@@ -18,6 +18,21 @@ _RANK_PREFIXES = (
 _HOST_PREFIX = re.compile(r"((?:[a-z][a-z0-9]*(?:[-.][a-z0-9]+)+)|(?:[a-z]+\d+)): ")
 _NOT_HOSTS = re.compile(r"(?:rank|default)\d+")
 _RANK_IN_TEXT = re.compile(r"\[Rank (\d{1,6})\]")
+# A timestamp a logging handler puts before the launcher's prefix ("2024-11-20 14:37:16 [rank3]: ...").
+_LEADING_TIME = re.compile(r"\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?\]? ")
+# Where a launcher or a message names the rank that failed, in the words of each launcher and version:
+# torchrun's agent ("failed (exitcode: -9) local_rank: 1 (pid: 42)"), its summary ("rank: 3 (local_rank:
+# 3)"), mp.spawn ("process 3 terminated with signal SIGKILL"), the DeepSpeed launcher (the failing
+# command's "--local_rank=1 ... exits with return code = 1"), DDP and NCCL messages ("for rank 2",
+# "[Rank 2]"), and prefixes that a timestamp pushed off the start of the line.
+_FAILED_RANK = re.compile(
+    r"local_rank: (\d{1,6}) \(pid"
+    r"|\brank *: *(\d{1,6}) \(local_rank"
+    r"|\bprocess (\d{1,6}) terminated with (?:signal|exit code)"
+    r"|--local_rank=(\d{1,6})\b[^\n]{0,4000}(?:exits with return code|returned non-zero exit status|died with <)"
+    r"|\b(?:for|on) rank (\d{1,6})\b"
+    r"|\[(?:[Rr]ank ?|default)(\d{1,6})\]"
+)
 
 _FILE_RANK = (
     re.compile(r"(?:^|[^a-z])rank[_-]?(\d{1,6})(?:[^0-9]|$)", re.I),
@@ -54,12 +69,27 @@ def split_prefix(text: str) -> Attribution:
                 break
         else:
             break
+    if rank is None and pos == 0:
+        lead = _LEADING_TIME.match(text)
+        if lead:
+            for rx in _RANK_PREFIXES[:3]:
+                m = rx.match(text, lead.end())
+                if m:
+                    return Attribution(int(m.group(1)), host, text[m.end():])
     rest = text[pos:]
     if rank is None:
         m = _RANK_IN_TEXT.search(rest, 0, 120)
         if m:
             rank = int(m.group(1))
     return Attribution(rank, host, rest)
+
+
+def rank_in_text(text: str) -> int | None:
+    """The rank a message or a launcher line names as the one that failed, if it names one."""
+    m = _FAILED_RANK.search(text[:8000])
+    if not m:
+        return None
+    return int(next(g for g in m.groups() if g is not None))
 
 
 def rank_from_path(path: str) -> int | None:

@@ -31,6 +31,7 @@ BEHIND = 64 * 1024  # how far back a summary record may look for its host and ti
 _STEP = re.compile(r"(?:global_step|[Ss]tep|[Ii]ter(?:ation)?)[ =:]+(\d+)")
 _TQDM = re.compile(r"(\d+)/(\d+) \[")
 _EPOCH = re.compile(r"[Ee]poch[ =:]+(\d+)")
+_BRACKETED = re.compile(r"\[(\d+)/\d+\]")  # MMEngine's "[200/62598]": the iteration within the epoch
 _WORLD = re.compile(r"(?:world_size|WORLD_SIZE|num_processes)[=: ]+(\d+)")
 _KV = re.compile(r"(\w+) *: (.*)")
 
@@ -231,7 +232,7 @@ class Reader:
             pattern = self.patterns[pid]
             if pattern.kind == "traceback":
                 att = split_prefix(_decode(raw))
-                if not att.rest.lstrip().startswith("Traceback"):
+                if not att.rest.lstrip().removeprefix("^C").startswith("Traceback"):
                     continue  # embedded in torchrun's summary; the summary parser reads it
                 if len(result.tracebacks) < 2000:
                     buf, at = window.buf(start)
@@ -347,7 +348,7 @@ class Reader:
                 step = int(tq.group(1))
                 result.tqdm_incomplete[rank] = int(tq.group(1)) < int(tq.group(2))
             else:
-                sm = _STEP.search(att.rest) or _EPOCH.search(att.rest)
+                sm = _STEP.search(att.rest) or _BRACKETED.search(att.rest) or _EPOCH.search(att.rest)
                 step = int(sm.group(1)) if sm else None
                 result.tqdm_incomplete.pop(rank, None)
             prev = result.progress.get(rank)

@@ -20,18 +20,21 @@ def _text(raw: bytes) -> str:
 
 
 def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank: int | None) -> Traceback | None:
-    """`lines` starts with the marker line; returns None if no exception line was found."""
+    """`lines` starts with the marker line; returns None if no exception line was found, unless the
+    traceback was interrupted (a "^C" echo before the marker): then its frames say where it waited."""
     frames: list[str] = []
     exceptions: list[str] = []
     state = "frames"
     own = 0
     last = first_line
     prefixed = None  # whether this traceback's lines carry a rank prefix
+    interrupted = False
     for idx, raw in enumerate(lines):
         text = _text(raw)
         att = split_prefix(text)
         if idx == 0:
             prefixed = att.rank is not None
+            interrupted = att.rest.lstrip().startswith("^C")
             continue
         line_rank = att.rank
         if prefixed and line_rank != rank:
@@ -78,6 +81,11 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
                 last = first_line + idx
             else:
                 break
-    if not exceptions:
+    # No exception line: the log ended inside the traceback (cut off, or the process was killed while
+    # printing it), or Ctrl-C interrupted it. Its frames still say where the process was.
+    cut = state == "frames" and not exceptions and own < MAX_OWN_LINES and len(frames) >= 2
+    if not exceptions and not ((interrupted or cut) and frames):
         return None
-    return Traceback(path, first_line, last, rank, tuple(frames[-60:]), tuple(exceptions))
+    interrupted = interrupted or any(e.startswith("KeyboardInterrupt") for e in exceptions[-1:])
+    return Traceback(path, first_line, last, rank, tuple(frames[-60:]), tuple(exceptions), interrupted,
+                     truncated=not exceptions)

@@ -49,5 +49,6 @@ def hang(laggard: bool) -> float:
 
 
 def alternative(strength: float, primary_confidence: float) -> float:
-    """An alternative never outranks the primary; what is left of the probability is shared."""
-    return clamp(min(strength, 1.0 - primary_confidence) if primary_confidence < 0.99 else 0.05)
+    """An alternative never outranks the primary: it gets its strength's share of what the primary
+    leaves, so a stronger alternative always reads as likelier than a weaker one."""
+    return clamp(strength * (1.0 - primary_confidence) if primary_confidence < 0.99 else 0.05)

@@ -8,11 +8,12 @@ the suspect is the rank that is missing or silent; every verdict quotes its evid
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from trainmedic.catalog import Library
-from trainmedic.logs.attribution import rank_from_path
+from trainmedic.logs.attribution import rank_from_path, rank_in_text
 from trainmedic.model import (
     Alternative,
     Collateral,
@@ -34,6 +35,7 @@ from trainmedic.reason import facts as machine
 from trainmedic.reason.events import build_events, pid_of, precursors, strength, with_cause
 
 HANG = "training-hang/stalled-progress"
+EXITED = "unclassified-failure/process-exited"  # a rank the launcher saw exit on its own, reason unknown
 _SAME_TIME = 1.0  # seconds within which two clocks cannot order events
 WEAK = 0.5  # an ambiguous signal weaker than this is a warning unless nothing else explains the failure
 _OOM_REPORT_LINES = 200  # a kernel OOM report (header, call trace, memory dump, verdict) spans this many lines
@@ -115,6 +117,26 @@ def _link_kills(ctx: Context, events: list[Event]) -> tuple[list[Event], set[int
     return [e for e in out if e.order not in used], confirmed
 
 
+def _rank_named(e: Event) -> int | None:
+    return next((r for ln in e.evidence[:4] if (r := rank_in_text(ln.text)) is not None), None)
+
+
+def _failed_ranks(events: list[Event]) -> set[int]:
+    """Ranks the launcher reports as failed on their own (not stopped by it). Only the launcher's own
+    lines count: a cascade's "on rank 3" names the rank that waited, not the one that failed."""
+    out: set[int] = set()
+    for e in events:
+        if e.role != "teardown":
+            continue
+        for ln in e.evidence[:4]:
+            if "SIGTERM" in ln.text or "exitcode: -15" in ln.text:
+                continue
+            r = rank_in_text(ln.text)
+            if r is not None:
+                out.add(r)
+    return out
+
+
 def _rank_from_summary(records: list[SummaryRecord]) -> int | None:
     """The one rank the launcher saw fail on its own (pids were already mapped to ranks in reason())."""
     failed = [r for r in records if r.exitcode not in (None, -15, 0)]
@@ -138,7 +160,7 @@ def _finding(ctx: Context, cause_id: str, *, confidence_: float, rank: int | Non
         id=cause_id,
         title=f"{entry.title}: {cause.title}",
         category=entry.category,
-        confidence=confidence_,
+        confidence=round(confidence.clamp(ctx.library.calibrated(cause_id, confidence_)), 4),
         rank=rank,
         host=host,
         time=time,
@@ -219,6 +241,12 @@ def reason(ctx: Context) -> Diagnosis:
     initiating = [
         replace(e, rank=_rank_from_summary(records)) if e.rank is None and records else e for e in initiating
     ]
+    # Still unranked: the message itself may name its rank ("did not receive grad for rank 2"), or the
+    # launcher may have named the one rank that failed on its own.
+    initiating = [replace(e, rank=_rank_named(e)) if e.rank is None else e for e in initiating]
+    reported = _failed_ranks(events)
+    if len(reported) == 1:
+        initiating = [replace(e, rank=next(iter(reported))) if e.rank is None else e for e in initiating]
     collateral_events = [e for e in events if e.role in ("cascade", "teardown")]
     context: list[Event] = []
     kill_records = ctx.library.kill_records
@@ -228,6 +256,17 @@ def reason(ctx: Context) -> Diagnosis:
         context = [e for e in initiating if e.cause in kill_records and e.order not in confirmed and e.rank is None]
         initiating = [e for e in initiating if e not in context]
 
+    # A warning (a tokenizers fork notice, an fp16 overflow that skipped a step) is context, never a
+    # failure alone, unless it shows the pattern that makes it one (the loss scale collapsing).
+    warned = [e for e in initiating if e.warning and not _scale_collapsed(ctx, e)]
+    if warned:
+        initiating = [e for e in initiating if e not in warned]
+        base = replace(base, notes=(*base.notes, *(
+            f"warning at {_where(e)} ({e.cause}): a warning alone is not a failure" for e in warned[:5])))
+    # A failure no signature knows (an uncaught exception) leads only when no known cause does.
+    fallbacks = [e for e in initiating if ctx.library.cause(e.cause).fallback]
+    if fallbacks and len(fallbacks) < len(initiating):
+        initiating = [e for e in initiating if e not in fallbacks]
     # A weak, ambiguous signal (a tokenizers fork warning, a recompile limit) never outranks a real
     # error; and when training went on after it, it was a warning, not the failure.
     weak = [e for e in initiating if e.ambiguous and e.weight < WEAK]
@@ -244,6 +283,19 @@ def reason(ctx: Context) -> Diagnosis:
     if collateral_events:
         return _cascade_only(ctx, base, collateral_events, progress)
     return _hang_or_healthy(ctx, base, progress)
+
+
+_SCALE = re.compile(r"(?:\bto|[Ss]cale:?) *([0-9]+(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?)\b")
+
+
+def _scale_collapsed(ctx: Context, e: Event) -> bool:
+    """An overflow warning that names a loss scale at or below its cause's floor: fp16 training can no
+    longer make progress (every step overflows, updates are skipped or vanish)."""
+    floor = ctx.library.cause(e.cause).scale_floor
+    if floor is None:
+        return False
+    scales = [float(m.group(1)) for ln in e.evidence for m in _SCALE.finditer(ln.text[:500])]
+    return bool(scales) and min(scales) <= floor
 
 
 def _adopt_ranks(events: list[Event], window: int = 60) -> list[Event]:
@@ -341,6 +393,7 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
     host = first.host or next((r.host for s in ctx.scans for r in s.summaries if r.rank == first.rank and r.host), None)
     primary = _finding(ctx, first.cause, confidence_=conf, rank=first.rank, host=host, time=first.time,
                        evidence=_evidence(evidence_lines), missing=missing, why="; ".join(why_parts))
+    conf = primary.confidence  # calibrated: what the alternatives share is what it leaves
     alts: list[Alternative] = []
     cause = ctx.library.cause(first.cause)
     if first.ambiguous and not is_confirmed:
@@ -385,7 +438,8 @@ def _suspects(ctx: Context, events: list[Event], progress: dict[int | None, Rank
             return no_file, "missing"
     # A rank that exited on its own (not by the launcher's SIGTERM) and printed no timeout of its own.
     timed_out = {e.rank for e in cascades if e.rank is not None}
-    own_exit = sorted({r.rank for r in records if r.exitcode not in (None, -15, 0)} - timed_out)
+    own_exit = sorted(({r.rank for r in records if r.exitcode not in (None, -15, 0)} | _failed_ranks(events))
+                      - timed_out)
     if own_exit:
         return own_exit, "exited"
     silent = sorted(expected - reporting)
@@ -421,6 +475,8 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
         elif kind == "exited":
             why = (f"every rank shows only collateral errors ({cause_id}), but the launcher saw rank {rank} exit "
                    f"on its own first; its own error output is not in these inputs")
+            if EXITED in ctx.library.cause_ids:
+                cause_id = EXITED
             missing.append(MissingFact(f"the stderr of rank {rank}",
                                        f"collect rank {rank}'s stderr (torchrun --log-dir, or --tee 3)"))
         else:
@@ -463,19 +519,21 @@ def _hang_or_healthy(ctx: Context, base: Diagnosis, progress: dict[int | None, R
         p.line >= max(s.last_line_rank.values(), default=0) - 20
         for s in ctx.scans for p in s.progress.values() if p.path == s.path
     )
-    if not (incomplete or laggard is not None or at_end):
+    if laggard is None:
+        # A log that merely ends is not a hang: the job may still run, or was stopped on purpose.
+        if incomplete or at_end:
+            last = max(progress.values(), key=lambda p: (p.path, p.line))
+            return replace(base, notes=(*base.notes, (
+                f"the log ends at {last.path}:{last.line} during training with no error and no sign that the run "
+                f"finished; if the job is still running or stopped without a word, take its stacks with "
+                f"`py-spy dump --pid <pid>` and diagnose again with them")))
         return base
-    conf = confidence.hang(laggard is not None)
     lines = sorted(progress.values(), key=lambda p: (p.step is None, p.step or 0))
     ev = tuple(Evidence(p.path, p.line, p.rank, f"last progress: {p.text}") for p in lines[:8])
-    if laggard is not None:
-        why = (f"the log stops mid-training with no error; rank {laggard} is behind "
-               f"(step {ranked[laggard]} vs {max(ranked.values())}): it blocked first")
-    else:
-        why = "the log stops mid-training with no error and no sign that the run finished"
-    host = None
-    primary = _finding(ctx, HANG, confidence_=conf, rank=laggard, host=host, time=None, evidence=ev,
-                       missing=_missing(ctx, HANG), why=why)
+    why = (f"the log stops mid-training with no error; rank {laggard} is behind "
+           f"(step {ranked[laggard]} vs {max(ranked.values())}): it blocked first")
+    primary = _finding(ctx, HANG, confidence_=confidence.hang(True), rank=laggard, host=None, time=None,
+                       evidence=ev, missing=_missing(ctx, HANG), why=why)
     return replace(base, verdict="hang", primary=primary)
 
 

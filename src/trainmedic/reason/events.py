@@ -14,6 +14,43 @@ _PID = re.compile(
 )
 
 
+_FRAME_FUNCTION = re.compile(r", in ([A-Za-z_][A-Za-z0-9_]*)$")
+UNCAUGHT = "unclassified-failure/uncaught-exception"  # a traceback no fingerprint explains
+
+
+def waiting_event(library: Library, tb: Traceback, order: int) -> Event | None:
+    """A run interrupted by hand (Ctrl-C) shows where it waited: a DataLoader queue, a collective, a
+    lock. The library's `stack_waits` say which cause a waiting function stands for; a specific cause
+    beats the generic hang (a fallback)."""
+    functions = [m.group(1) for f in tb.frames if (m := _FRAME_FUNCTION.search(f))]
+    if not functions:
+        return None
+    causes = sorted((c for c in library.causes() if c.stack_waits), key=lambda c: c.fallback)
+    for cause in causes:
+        waits = set(cause.stack_waits)
+        where = next((f for f in reversed(functions) if f in waits), None)
+        if where is None:
+            continue
+        how = "interrupted" if tb.interrupted else "the log ends"
+        line = Line(tb.path, tb.first_line, f"{how} while waiting in {where}() (a traceback with no error)", tb.rank)
+        return Event(cause=cause.full_id, role=cause.role, rank=tb.rank, host=None, time=None, path=tb.path,
+                     line=tb.first_line, weight=0.7, ambiguous=False, evidence=(line,), traceback=tb, order=order,
+                     fingerprints=((f"{cause.full_id}#interrupted-wait", 0.7),))
+    return None
+
+
+def cut_event(library: Library, tb: Traceback, order: int) -> Event | None:
+    """A traceback the log ends in (its exception line was never written or was cut off): an
+    exception propagated, but which one is unknown."""
+    if UNCAUGHT not in library.cause_ids:
+        return None
+    cause = library.cause(UNCAUGHT)
+    line = Line(tb.path, tb.first_line, f"a traceback the log ends in, last frame: {tb.frames[-1][:300]}", tb.rank)
+    return Event(cause=UNCAUGHT, role=cause.role, rank=tb.rank, host=None, time=None, path=tb.path,
+                 line=tb.first_line, weight=0.3, ambiguous=True, evidence=(line,), traceback=tb, order=order,
+                 fingerprints=((f"{UNCAUGHT}#cut-traceback", 0.3),))
+
+
 def pid_of(text: str) -> int | None:
     m = _PID.search(text)
     if not m:
@@ -33,6 +70,10 @@ def _event(library: Library, matches: list[Match], tb: Traceback | None, order: 
 
     def ambiguous(m: Match) -> bool:
         return _fp(m)[1]
+
+    def warning(m: Match) -> bool:
+        entry_cause, _, fp_id = m.fingerprint.partition("#")
+        return any(f.warning for f in library.cause(entry_cause).fingerprints if f.id == fp_id)
 
     ranked = sorted(matches, key=lambda m: (-weight(m), m.line.number))
     best = ranked[0]
@@ -54,6 +95,16 @@ def _event(library: Library, matches: list[Match], tb: Traceback | None, order: 
                 best = Match(best.fingerprint, inside, best.line)
                 return _event(library, [best], tb, order, weight_of={best.fingerprint: weight(inner[0])})
     cause = library.cause(best.cause)
+    if cause.needs_context and cause.otherwise:
+        # Context decides: the same message means another cause where the incident shows none of
+        # the marks this cause needs (CUDA re-initialised in a fork with no DataLoader in sight).
+        seen = [m.line.text for m in matches] + list(tb.frames + tb.exceptions if tb else ())
+        if not any(mark in text for text in seen for mark in cause.needs_context):
+            moved = [Match(m.fingerprint, cause.otherwise, m.line) for m in matches if m.cause == best.cause]
+            # Absence of context is weaker evidence than its presence: the event stays ambiguous, so the
+            # cause it was taken from is still named among the alternatives (`competes`).
+            return replace(_event(library, moved, tb, order, weight_of={m.fingerprint: weight(m) for m in moved}),
+                           ambiguous=True)
     same = [m for m in matches if m.cause == best.cause]
     # Noisy-OR over distinct fingerprints of the chosen cause: two different messages agreeing
     # are stronger evidence than one; the same message repeated is not.
@@ -80,6 +131,7 @@ def _event(library: Library, matches: list[Match], tb: Traceback | None, order: 
         pid=pid,
         order=order,
         fingerprints=tuple(sorted(distinct.items())),
+        warning=all(warning(m) for m in same),
     )
 
 
@@ -108,9 +160,15 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
                 loose.append(m)
             else:
                 by_tb[owner].append(m)
+        # A run interrupted by hand while it waited is judged by where it waited, not by the generic
+        # exception line (KeyboardInterrupt) that ends its traceback.
+        waiting = {i for i, tb in enumerate(tbs) if (tb.interrupted or tb.truncated)
+                   and all(library.cause(m.cause).fallback for m in by_tb.get(i, ()))
+                   and (waiting_event(library, tb, 0) is not None or (tb.truncated and i not in by_tb))}
         grouped: list[tuple[int, list[Match], Traceback | None]] = [
-            (min(m.line.number for m in ms), ms, tbs[i]) for i, ms in by_tb.items()
+            (min(m.line.number for m in ms), ms, tbs[i]) for i, ms in by_tb.items() if i not in waiting
         ]
+        grouped += [(tbs[i].first_line, [], tbs[i]) for i in waiting]
         # Several causes can match one line (a kernel record for `pt_data_worker` is both a worker
         # OOM and a host OOM): one line is one incident, explained by its strongest cause.
         by_line: dict[int, list[Match]] = defaultdict(list)
@@ -118,8 +176,17 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
             by_line[m.line.number].append(m)
         grouped += [(n, ms, None) for n, ms in by_line.items()]
         for _, ms, tb in sorted(grouped, key=lambda g: g[0]):
-            events.append(_event(library, ms, tb, order))
-            order += 1
+            if ms or tb is None:
+                event: Event | None = _event(library, ms, tb, order)
+            else:
+                event = waiting_event(library, tb, order) or cut_event(library, tb, order)
+            if event is not None and tb is not None and library.cause(event.cause).fallback:
+                echo_of = library.frame_owner(tb.frames)
+                if echo_of is not None:  # the launcher's own traceback: an echo of its workers' failure
+                    event = replace(event, cause=echo_of, role=library.cause(echo_of).role)
+            if event is not None:
+                events.append(event)
+                order += 1
     return events
 
 

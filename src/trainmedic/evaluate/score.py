@@ -1,0 +1,223 @@
+"""Diagnose every corpus case and score the answers: top-1, top-3, initiating rank, healthy runs
+called failures, failures called healthy, and calibration (is "80 %" right 80 % of the time?).
+
+A case labelled with a mechanism the library lacks (`new: true`) is answered right only by an
+unclassified failure: naming a known cause for it is wrong, calling it healthy is wrong.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from trainmedic.api import Diagnoser, InputError, Named
+from trainmedic.catalog import CALIBRATION, LIBRARY_DIR, forget, load_library
+from trainmedic.evaluate.corpus import Case, Split
+from trainmedic.model import Diagnosis
+
+UNCLASSIFIED = "unclassified-failure"  # the entry whose causes stand for failures no signature knows
+BINS = 10
+
+
+@dataclass(frozen=True)
+class Outcome:
+    case: str
+    source: str
+    split: Split
+    label: str  # <entry>/<cause>, "healthy", or "new:<proposed id>"
+    label_rank: int | None
+    verdict: str
+    primary: str | None
+    confidence: float | None
+    rank: int | None
+    top3: tuple[str, ...]
+    top1_ok: bool
+    top3_ok: bool
+
+    @property
+    def rank_ok(self) -> bool | None:
+        return None if self.label_rank is None else self.rank == self.label_rank
+
+    def row(self) -> str:
+        """One line of the committed outcomes file: a regression shows as a diff of this line."""
+        conf = "" if self.confidence is None else f"{self.confidence:.2f}"
+        rank = "" if self.rank is None else str(self.rank)
+        want_rank = "" if self.label_rank is None else str(self.label_rank)
+        mark = "ok" if self.top1_ok else ("top3" if self.top3_ok else "MISS")
+        return "\t".join([self.case, self.split, mark, self.label, want_rank, self.verdict, self.primary or "-",
+                          conf, rank, self.source])
+
+
+def _label(case: Case) -> str:
+    if case.label.verdict == "healthy" or case.label.id is None:
+        return "healthy"
+    return f"new:{case.label.id}" if case.label.new else case.label.id
+
+
+def judge(case: Case, d: Diagnosis) -> Outcome:
+    label = _label(case)
+    ids = [d.primary.id] if d.primary else []
+    ids += [a.id for a in d.alternatives][: 3 - len(ids)]
+    if label == "healthy":
+        top1 = top3 = d.verdict == "healthy"
+    elif label.startswith("new:"):
+        top1 = top3 = d.verdict != "healthy" and bool(d.primary) and d.primary.id.startswith(UNCLASSIFIED + "/")  # type: ignore[union-attr]  # primary checked
+    else:
+        top1 = d.verdict != "healthy" and bool(ids) and ids[0] == label
+        top3 = d.verdict != "healthy" and label in ids
+    p = d.primary
+    return Outcome(case.id, case.source, case.split, label, case.label.rank, d.verdict, p.id if p else None,
+                   p.confidence if p else None, p.rank if p else None, tuple(ids), top1, top3)
+
+
+def run(cases: Iterable[Case], diagnoser: Diagnoser | None = None) -> list[Outcome]:
+    diagnoser = diagnoser or Diagnoser()
+    out = []
+    for case in cases:
+        try:
+            d = diagnoser.diagnose(Named("output.log", case.log.encode("utf-8")))
+        except InputError as exc:  # a case the reader refuses is a miss, with the reason kept
+            d = Diagnosis(verdict="healthy", primary=None, notes=(str(exc),))
+        out.append(judge(case, d))
+    return out
+
+
+def calibrate(dev: Sequence[Case]) -> Path:
+    """Count, per cause given as the primary on the dev split with calibration off, how often it was
+    the thread's answer; the library pulls each confidence towards that (catalog.Library.calibrated).
+    Only dev cases are used, so the test split measures the calibration honestly."""
+    import dataclasses
+
+    library = load_library()
+    raw = dataclasses.replace(library, calibration={}, raw_map=())
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    pairs: list[tuple[float, bool]] = []
+    for o in run(dev, Diagnoser(raw)):
+        if o.primary is not None and o.confidence is not None:
+            counts[o.primary][0] += 1
+            counts[o.primary][1] += int(o.top1_ok)
+            pairs.append((o.confidence, o.top1_ok))
+    lines = ["# Written by `make eval CALIBRATE=1` (python -m trainmedic.evaluate --calibrate); do not edit by hand.",
+             "# cause: [answers, right] - how often this cause, given as the primary on the dev split of the",
+             "# real-log corpus, was the answer the public thread arrived at.",
+             "causes:"]
+    lines += [f"  {cause}: [{n}, {r}]" for cause, (n, r) in sorted(counts.items())]
+    lines += ["# raw confidence -> share of answers that sure that were right (isotonic fit, any cause)",
+              "raw_map:"]
+    lines += [f"  - [{x:.4f}, {y:.4f}]" for x, y in isotonic(pairs)]
+    path = LIBRARY_DIR / CALIBRATION
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    forget()
+    return path
+
+
+def isotonic(pairs: Sequence[tuple[float, bool]]) -> list[tuple[float, float]]:
+    """Pool-adjacent-violators: the non-decreasing step function closest to the outcomes, as
+    (mean raw confidence of a block, share right in it) points."""
+    same: dict[float, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])  # equal confidences form one block
+    for raw, ok in pairs:
+        same[raw][0] += raw
+        same[raw][1] += float(ok)
+        same[raw][2] += 1.0
+    blocks: list[list[float]] = []  # [sum of raw, hits, count]
+    for raw in sorted(same):
+        blocks.append(list(same[raw]))
+        while len(blocks) > 1 and blocks[-2][1] / blocks[-2][2] >= blocks[-1][1] / blocks[-1][2]:
+            last = blocks.pop()
+            for i in range(3):
+                blocks[-1][i] += last[i]
+    return [(s / n, min(0.99, max(0.05, h / n))) for s, h, n in blocks]
+
+
+# ---------------------------------------------------------------- figures
+
+
+@dataclass(frozen=True)
+class Figures:
+    cases: int
+    top1: float
+    top3: float
+    ranked: int
+    rank: float
+    healthy: int
+    false_alarms: int  # healthy runs called failures
+    failures: int
+    called_healthy: int  # failures (and hangs) called healthy
+    ece: float
+
+    def to_json(self) -> dict[str, float | int]:
+        return asdict(self)
+
+
+# Which way is better for each figure: a figure moving the other way is a regression.
+HIGHER_IS_BETTER = {"top1": True, "top3": True, "rank": True, "false_alarms": False, "called_healthy": False,
+                    "ece": False}
+
+
+def _share(n: int, d: int) -> float:
+    return round(n / d, 4) if d else 1.0
+
+
+def reliability(outcomes: Sequence[Outcome]) -> list[tuple[float, float, int, float]]:
+    """(bin low, bin high, cases, share right) for answers with a confidence."""
+    bins: dict[int, list[Outcome]] = defaultdict(list)
+    for o in outcomes:
+        if o.confidence is not None:
+            bins[min(int(o.confidence * BINS), BINS - 1)].append(o)
+    rows = []
+    for b in sorted(bins):
+        group = bins[b]
+        rows.append((b / BINS, (b + 1) / BINS, len(group), sum(o.top1_ok for o in group) / len(group)))
+    return rows
+
+
+def ece(outcomes: Sequence[Outcome]) -> float:
+    """Expected calibration error of the primary's confidence against top-1 correctness."""
+    scored = [o for o in outcomes if o.confidence is not None]
+    if not scored:
+        return 0.0
+    bins: dict[int, list[Outcome]] = defaultdict(list)
+    for o in scored:
+        bins[min(int((o.confidence or 0.0) * BINS), BINS - 1)].append(o)
+    total = 0.0
+    for group in bins.values():
+        conf = sum(o.confidence or 0.0 for o in group) / len(group)
+        acc = sum(o.top1_ok for o in group) / len(group)
+        total += len(group) / len(scored) * abs(conf - acc)
+    return round(total, 4)
+
+
+def figures(outcomes: Sequence[Outcome]) -> Figures:
+    healthy = [o for o in outcomes if o.label == "healthy"]
+    failing = [o for o in outcomes if o.label != "healthy"]
+    ranked = [o for o in outcomes if o.label_rank is not None]
+    return Figures(
+        cases=len(outcomes),
+        top1=_share(sum(o.top1_ok for o in outcomes), len(outcomes)),
+        top3=_share(sum(o.top3_ok for o in outcomes), len(outcomes)),
+        ranked=len(ranked),
+        rank=_share(sum(bool(o.rank_ok) for o in ranked), len(ranked)),
+        healthy=len(healthy),
+        false_alarms=sum(o.verdict != "healthy" for o in healthy),
+        failures=len(failing),
+        called_healthy=sum(o.verdict == "healthy" for o in failing),
+        ece=ece(outcomes),
+    )
+
+
+def regressions(before: dict[str, dict[str, float]], now: dict[str, dict[str, float]]) -> list[str]:
+    """Figures that got worse, per split, as sentences."""
+    out = []
+    for split, old in before.items():
+        new = now.get(split)
+        if new is None:
+            continue
+        for key, higher in HIGHER_IS_BETTER.items():
+            if key not in old or key not in new:
+                continue
+            worse = new[key] < old[key] if higher else new[key] > old[key]
+            if worse:
+                out.append(f"{split}: {key} went from {old[key]} to {new[key]}")
+    return out

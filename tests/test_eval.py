@@ -1,0 +1,73 @@
+"""`make eval`: the corpus is valid, the committed figures are fresh, and the scoring means what it says."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from trainmedic.evaluate.__main__ import main as eval_main
+from trainmedic.evaluate.corpus import Case, Label, load_corpus, split_of
+from trainmedic.evaluate.score import Outcome, ece, judge, regressions
+from trainmedic.model import Alternative, Diagnosis, Finding
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "corpus"
+
+
+def _case(label: Label, source: str = "o/r#1") -> Case:
+    return Case("c", source, "t", None, (), label, "log\n", Path("c.yaml"))
+
+
+def _diag(verdict: str, pid: str | None, conf: float = 0.9, alts: tuple[str, ...] = ()) -> Diagnosis:
+    primary = None if pid is None else Finding(pid, "t", "c", conf, None, None, None, (), (), (), (), "")
+    return Diagnosis(verdict=verdict, primary=primary,  # type: ignore[arg-type]
+                     alternatives=tuple(Alternative(a, 0.1, "") for a in alts))
+
+
+def test_every_corpus_case_is_valid() -> None:
+    spec = importlib.util.spec_from_file_location("corpus_check", ROOT / "scripts" / "corpus_check.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.main() == 0
+
+
+def test_committed_accuracy_figures_are_fresh() -> None:
+    """docs/accuracy.md, corpus/eval/outcomes.tsv and figures.json are what `make eval` writes now."""
+    assert eval_main(["--corpus", str(CORPUS), "--docs", str(ROOT / "docs" / "accuracy.md"), "--check"]) == 0
+
+
+def test_the_split_is_fixed_by_source_and_keeps_a_third_for_testing() -> None:
+    cases = load_corpus(CORPUS / "real")
+    by_source: dict[str, set[str]] = {}
+    for c in cases:
+        by_source.setdefault(c.source, set()).add(c.split)
+    assert all(len(s) == 1 for s in by_source.values())
+    test = sum(c.split == "test" for c in cases) / len(cases)
+    assert 0.2 < test < 0.5
+    assert split_of("pytorch/pytorch#1") == split_of("pytorch/pytorch#1")
+
+
+def test_judging() -> None:
+    known = _case(Label("failure", "host-oom/sigkill", "thread", None, False))
+    assert judge(known, _diag("failure", "host-oom/sigkill")).top1_ok
+    second = judge(known, _diag("failure", "host-oom/oom-killer", alts=("host-oom/sigkill",)))
+    assert not second.top1_ok and second.top3_ok
+    assert not judge(known, _diag("healthy", None)).top3_ok
+    new = _case(Label("failure", "autograd-error/backward-twice", "thread", None, True))
+    assert judge(new, _diag("failure", "unclassified-failure/uncaught-exception")).top1_ok
+    assert not judge(new, _diag("failure", "host-oom/sigkill")).top1_ok
+    assert not judge(new, _diag("healthy", None)).top1_ok
+    healthy = _case(Label("healthy", None, "thread", None, False))
+    assert judge(healthy, _diag("healthy", None)).top1_ok
+    assert not judge(healthy, _diag("failure", "host-oom/sigkill", 0.2)).top1_ok
+
+
+def test_calibration_error_and_regressions() -> None:
+    def o(conf: float, ok: bool) -> Outcome:
+        return Outcome("c", "s", "test", "x/y", None, "failure", "x/y", conf, None, ("x/y",), ok, ok)
+
+    assert ece([o(0.95, True), o(0.95, True)]) == 0.05
+    assert ece([o(0.25, False), o(0.25, True)]) == 0.25
+    assert regressions({"test": {"top1": 0.9, "ece": 0.05}}, {"test": {"top1": 0.85, "ece": 0.04}}) == [
+        "test: top1 went from 0.9 to 0.85"]
