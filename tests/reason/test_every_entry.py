@@ -11,6 +11,7 @@ import pytest
 from tests.helpers import diagnose_with
 from trainmedic.catalog import load_library
 from trainmedic.fixtures import fixture_lines
+from trainmedic.reason.engine import SCALE_IN_TEXT
 from trainmedic.scan.keywords import keywords
 
 LIB = load_library()
@@ -43,7 +44,7 @@ def _warning(cause: str, line: str) -> bool:
     hits = [f for f in c.fingerprints if re.search(f.regex, line, re.I if f.ignore_case else 0)]
     if not hits or not all(f.warning for f in hits):
         return False
-    scales = [float(x) for x in re.findall(r"(?:\bto|[Ss]cale:?) *([0-9]+(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?)\b", line)]
+    scales = [float(m.group(1)) for m in SCALE_IN_TEXT.finditer(line)]
     return c.scale_floor is None or not scales or min(scales) > c.scale_floor
 
 

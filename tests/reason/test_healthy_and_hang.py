@@ -97,3 +97,16 @@ def test_a_weak_warning_followed_by_progress_does_not_hide_a_hang() -> None:
     d = diagnose_with("\n".join(lines).encode() + b"\n")
     assert (d["verdict"], d["primary"]["rank"]) == ("hang", 1)
     assert any("tokenizers" in n for n in d["notes"])
+
+
+def test_overflow_warnings_are_a_failure_only_once_the_loss_scale_collapses() -> None:
+    ds = "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: {}, reducing to {}"
+    early = [ds.format(65536, 32768), ds.format(32768, 16384), *_train(0, 3),
+             "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, but hysteresis is 2. "
+             "Reducing hysteresis to 1"]
+    d = diagnose_with("\n".join(early).encode() + b"\n")
+    assert d["verdict"] == "healthy" and any("a warning alone is not a failure" in n for n in d["notes"])
+    apex = "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to {}"
+    collapsed = [apex.format(f"{2.0 ** -k}") for k in range(0, 40, 8)]
+    d = diagnose_with("\n".join(collapsed).encode() + b"\n")
+    assert d["verdict"] == "failure" and d["primary"]["id"] == "nan-loss/fp16-overflow"

@@ -285,7 +285,11 @@ def reason(ctx: Context) -> Diagnosis:
     return _hang_or_healthy(ctx, base, progress)
 
 
-_SCALE = re.compile(r"(?:\bto|[Ss]cale:?) *([0-9]+(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?)\b")
+# A loss scale named in an overflow line: "loss scale: 32, reducing to 16" (DeepSpeed), "reducing
+# loss scale to 1e-205" (apex), "setting scale to 0.5" (fairseq), "from 65536 to 32768".
+# Not "Reducing hysteresis to 1".
+SCALE_IN_TEXT = re.compile(
+    r"(?:[Ss]cale(?::| to| from [0-9.e+-]+ to)|[Rr]educing(?: loss scale)? to) *([0-9]+(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?)\b")
 
 
 def _scale_collapsed(ctx: Context, e: Event) -> bool:
@@ -294,7 +298,7 @@ def _scale_collapsed(ctx: Context, e: Event) -> bool:
     floor = ctx.library.cause(e.cause).scale_floor
     if floor is None:
         return False
-    scales = [float(m.group(1)) for ln in e.evidence for m in _SCALE.finditer(ln.text[:500])]
+    scales = [float(m.group(1)) for ln in e.evidence for m in SCALE_IN_TEXT.finditer(ln.text[:500])]
     return bool(scales) and min(scales) <= floor
 
 
