@@ -289,7 +289,8 @@ def reason(ctx: Context) -> Diagnosis:
 # loss scale to 1e-205" (apex), "setting scale to 0.5" (fairseq), "from 65536 to 32768".
 # Not "Reducing hysteresis to 1".
 SCALE_IN_TEXT = re.compile(
-    r"(?:[Ss]cale(?::| to| from [0-9.e+-]+ to)|[Rr]educing(?: loss scale)? to) *([0-9]+(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?)\b")
+    r"(?:[Ss]cale(?::| to| from [0-9.e+-]+ to)|[Rr]educing(?: loss scale)? to) *"
+    r"([0-9]+(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?)\b")
 
 
 def _scale_collapsed(ctx: Context, e: Event) -> bool:
