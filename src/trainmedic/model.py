@@ -328,6 +328,7 @@ class ScanResult:
     done: bool = False  # the log printed a line that says training finished
     last_line_rank: Mapping[int | None, int] = field(default_factory=dict)
     dropped: Mapping[str, int] = field(default_factory=dict)  # fingerprint key -> hits not kept
+    contexts: frozenset[str] = frozenset()  # the library's context marks this input mentions somewhere
 
     def summary(self) -> InputSummary:
         return InputSummary(self.path, self.bytes, self.lines, tuple(sorted(self.ranks)))

@@ -144,6 +144,7 @@ def merge(source: Source, parts: list[ScanResult]) -> ScanResult:
         out.tracebacks.extend(shifted.tracebacks)
         out.summaries.extend(shifted.summaries)
         out.world_sizes |= shifted.world_sizes
+        out.contexts |= shifted.contexts
         out.ranks |= shifted.ranks
         out.bytes += shifted.bytes
         for key, n in shifted.dropped.items():

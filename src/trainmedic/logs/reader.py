@@ -53,6 +53,7 @@ class Found:
     done: bool = False
     last_line_rank: dict[int | None, int] = field(default_factory=dict)
     dropped: Counter[str] = field(default_factory=Counter)
+    contexts: set[str] = field(default_factory=set)
 
     def freeze(self) -> ScanResult:
         return ScanResult(
@@ -60,7 +61,7 @@ class Found:
             matches=tuple(self.matches), tracebacks=tuple(self.tracebacks), summaries=tuple(self.summaries),
             world_sizes=frozenset(self.world_sizes), progress=dict(self.progress),
             tqdm_incomplete=dict(self.tqdm_incomplete), done=self.done, last_line_rank=dict(self.last_line_rank),
-            dropped=dict(self.dropped),
+            dropped=dict(self.dropped), contexts=frozenset(self.contexts),
         )
 
 
@@ -249,6 +250,9 @@ class Reader:
                     result.summaries.append(rec)
                     # The record's own lines: "[i]:", time, host above; exitcode, error_file, traceback below.
                     summary_spans.append((lineno - 3, lineno + 3, rec))
+                continue
+            if pattern.kind == "context":
+                result.contexts.add(pattern.key.partition(":")[2])
                 continue
             if pattern.kind == "world":
                 m = _WORLD.search(_decode(raw))
@@ -503,7 +507,7 @@ class ScanState:
             return self.result.freeze()
         r = self.result
         snap = Found(r.source, r.bytes, 0, set(r.ranks), list(r.matches), list(r.tracebacks),
-                         list(r.summaries), set(r.world_sizes))
+                     list(r.summaries), set(r.world_sizes), contexts=set(r.contexts))
         self._close(snap)
         return snap.freeze()
 

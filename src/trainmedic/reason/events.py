@@ -59,7 +59,7 @@ def pid_of(text: str) -> int | None:
 
 
 def _event(library: Library, matches: list[Match], tb: Traceback | None, order: int,
-           weight_of: dict[str, float] | None = None) -> Event:
+           weight_of: dict[str, float] | None = None, contexts: frozenset[str] = frozenset()) -> Event:
     def _fp(m: Match) -> tuple[float, bool]:
         entry_cause, _, fp_id = m.fingerprint.partition("#")
         f = next(f for f in library.cause(entry_cause).fingerprints if f.id == fp_id)
@@ -99,7 +99,8 @@ def _event(library: Library, matches: list[Match], tb: Traceback | None, order: 
         # Context decides: the same message means another cause where the incident shows none of
         # the marks this cause needs (CUDA re-initialised in a fork with no DataLoader in sight).
         seen = [m.line.text for m in matches] + list(tb.frames + tb.exceptions if tb else ())
-        if not any(mark in text for text in seen for mark in cause.needs_context):
+        near = any(mark in text for text in seen for mark in cause.needs_context)
+        if not near and not contexts & set(cause.needs_context):
             moved = [Match(m.fingerprint, cause.otherwise, m.line) for m in matches if m.cause == best.cause]
             # Absence of context is weaker evidence than its presence: the event stays ambiguous, so the
             # cause it was taken from is still named among the alternatives (`competes`).
@@ -177,7 +178,7 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
         grouped += [(n, ms, None) for n, ms in by_line.items()]
         for _, ms, tb in sorted(grouped, key=lambda g: g[0]):
             if ms or tb is None:
-                event: Event | None = _event(library, ms, tb, order)
+                event: Event | None = _event(library, ms, tb, order, contexts=scan.contexts)
             else:
                 event = waiting_event(library, tb, order) or cut_event(library, tb, order)
             if event is not None and tb is not None and library.cause(event.cause).fallback:

@@ -16,7 +16,7 @@ from typing import Literal, Protocol
 
 from trainmedic.catalog import Library
 
-Kind = Literal["fingerprint", "traceback", "summary", "world", "progress", "done"]
+Kind = Literal["fingerprint", "traceback", "summary", "world", "progress", "done", "context"]
 
 
 @dataclass(frozen=True)
@@ -74,9 +74,13 @@ class PatternSet:
 
 
 def library_patterns(library: Library) -> list[Pattern]:
+    """Every fingerprint, and the literal context marks causes need (`needs_context`): whether an
+    input mentions a DataLoader worker anywhere decides what a fork error inside it means."""
+    marks = sorted({m for c in library.causes() for m in c.needs_context})
     return [
-        Pattern(f"{cause.full_id}#{fp.id}", fp.regex, "fingerprint", fp.ignore_case)
-        for cause, fp in library.fingerprints()
+        *(Pattern(f"{cause.full_id}#{fp.id}", fp.regex, "fingerprint", fp.ignore_case)
+          for cause, fp in library.fingerprints()),
+        *(Pattern(f"context:{m}", re.escape(m), "context") for m in marks),
     ]
 
 

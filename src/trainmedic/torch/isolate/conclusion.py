@@ -42,9 +42,14 @@ def fmt_bytes(n: int | None) -> str:
 
 
 def unsure(run: IsolateRun) -> bool:
-    """Neither the log nor a measurement names the cause firmly."""
+    """Neither the log nor a measurement names the cause firmly: nothing named one, the reasoner's
+    confidence is low, or the reasoner itself says a missing fact would decide (an unconfirmed kill
+    or "exited unexpectedly": calibrated on real logs it may be likely, yet it is not settled)."""
     confidence = run.confidence
-    return run.cause is None or (confidence is not None and confidence < UNSURE)
+    if run.cause is None or (confidence is not None and confidence < UNSURE):
+        return True
+    primary = run.diagnosis.primary if run.diagnosis is not None else None
+    return primary is not None and primary.id == run.cause and bool(primary.missing)
 
 
 def open_to(run: IsolateRun, cause: str) -> bool:
@@ -69,7 +74,7 @@ def _strength(run: IsolateRun) -> tuple[int, float]:
     (a hang, a signal), then an unsure finding, then nothing."""
     confidence = run.confidence
     if confidence is not None:
-        return (2 if confidence >= UNSURE else 0, confidence)
+        return (0 if unsure(run) else 2, confidence)
     return (1 if run.cause is not None else 0, 0.0)
 
 

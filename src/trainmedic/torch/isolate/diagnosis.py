@@ -49,8 +49,13 @@ def log_name(run: IsolateRun) -> str:
 
 
 def run_log(run: IsolateRun) -> bytes:
-    """What the run printed, then the exception the child caught, where Python would have printed it."""
-    return "\n".join(part.rstrip("\n") for part in (run.output, run.traceback) if part).encode()
+    """What the run printed, then the exception the child caught, where Python would have printed it.
+
+    A run with workers starts with isolate's own line saying so: the reasoner reads a fork error
+    differently when the input shows DataLoader worker processes (library: `needs_context`)."""
+    head = (f"isolate: DataLoader(num_workers={run.num_workers}) reads through {run.num_workers} worker process(es)"
+            if run.num_workers > 0 else "")
+    return "\n".join(part.rstrip("\n") for part in (head, run.output, run.traceback) if part).encode()
 
 
 def machine_facts(
@@ -82,7 +87,9 @@ def classify(run: IsolateRun, diagnoser: Diagnoser, facts: Iterable[Fact] = ()) 
     scans = diagnoser.scan([Named(log_name(run), run_log(run))])
     diagnosis = diagnoser.reason(scans, (*own, *extra))
     primary = diagnosis.primary
-    if primary is not None:
+    # A fallback (an unclassified exception, a generic stall) names no cause: the measurements and
+    # the comparison between runs still decide, as when the log names nothing.
+    if primary is not None and not diagnoser.library.cause(primary.id).fallback:
         return replace(run, cause=primary.id, evidence=_evidence(primary, scans, run), diagnosis=diagnosis)
     if run.hang:
         return replace(run, cause=HANG, evidence=stuck_frame(run.stack) or run.error or "", diagnosis=diagnosis)
