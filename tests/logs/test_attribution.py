@@ -59,3 +59,24 @@ def test_timestamps() -> None:
     assert parse_time("1732897762.25 step 3") == pytest.approx(1732897762.25)
     assert parse_time("[ 8812.441235] Out of memory: Killed process 1") is None  # uptime, not a clock
     assert parse_time("step 123 loss 0.5") is None
+
+
+def test_ranks_named_by_launchers_and_messages() -> None:
+    from trainmedic.logs.attribution import launcher_rank, rank_in_text
+
+    agent = ("E0811 10:34:02.121527 140541741963072 torch/distributed/elastic/multiprocessing/api.py:833] failed "
+             "(exitcode: -9) local_rank: 1 (pid: 2927916) of binary: /usr/bin/python")
+    assert launcher_rank(agent) == rank_in_text(agent) == 1
+    assert launcher_rank("Exception: process 3 terminated with signal SIGKILL") == 3
+    ds = "['/usr/bin/python', '-u', 'main.py', '--local_rank=1', '--zero_stage', '0'] exits with return code = 1"
+    assert launcher_rank(ds) == 1
+    assert launcher_rank("Parameter indices which did not receive grad for rank 2: 362 363") is None
+    assert rank_in_text("Parameter indices which did not receive grad for rank 2: 362 363") == 2
+    assert rank_in_text("RuntimeError: [2]: params[4] in this process with sizes [243, 256] appears not to match") == 2
+    assert rank_in_text("step 200 loss 0.5 rank-wise balanced") is None
+
+
+def test_a_timestamp_before_the_rank_prefix() -> None:
+    att = split_prefix("2024-11-20 14:37:16 [rank3]: torch.OutOfMemoryError: CUDA out of memory.")
+    assert att.rank == 3 and att.rest.startswith("torch.OutOfMemoryError")
+    assert split_prefix("2024-11-20 14:37:16 INFO step 3").rank is None

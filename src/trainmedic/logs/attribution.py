@@ -25,13 +25,16 @@ _LEADING_TIME = re.compile(r"\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})
 # 3)"), mp.spawn ("process 3 terminated with signal SIGKILL"), the DeepSpeed launcher (the failing
 # command's "--local_rank=1 ... exits with return code = 1"), DDP and NCCL messages ("for rank 2",
 # "[Rank 2]"), and prefixes that a timestamp pushed off the start of the line.
-_FAILED_RANK = re.compile(
+_LAUNCHER_RANK = re.compile(
     r"local_rank: (\d{1,6}) \(pid"
     r"|\brank *: *(\d{1,6}) \(local_rank"
     r"|\bprocess (\d{1,6}) terminated with (?:signal|exit code)"
     r"|--local_rank=(\d{1,6})\b[^\n]{0,4000}(?:exits with return code|returned non-zero exit status|died with <)"
-    r"|\b(?:for|on) rank (\d{1,6})\b"
-    r"|\[(?:[Rr]ank ?|default)(\d{1,6})\]"
+)
+_MESSAGE_RANK = re.compile(
+    r"\b(?:for|on) rank (\d{1,6})\b"  # DDP: "did not receive grad for rank 2"
+    r"|\[(?:[Rr]ank ?|default)(\d{1,6})\]"  # NCCL's "[Rank 2]", a prefix pushed off the line start
+    r"|(?:Error|Exception): \[(\d{1,6})\]: "  # DDP's parameter check: "RuntimeError: [2]: params[4] ..."
 )
 
 _FILE_RANK = (
@@ -86,10 +89,17 @@ def split_prefix(text: str) -> Attribution:
 
 def rank_in_text(text: str) -> int | None:
     """The rank a message or a launcher line names as the one that failed, if it names one."""
-    m = _FAILED_RANK.search(text[:8000])
-    if not m:
-        return None
-    return int(next(g for g in m.groups() if g is not None))
+    return launcher_rank(text) if _LAUNCHER_RANK.search(text[:8000]) else _first_group(_MESSAGE_RANK, text)
+
+
+def launcher_rank(text: str) -> int | None:
+    """The rank a launcher reports on (torchrun's agent and summary, mp.spawn, the DeepSpeed launcher)."""
+    return _first_group(_LAUNCHER_RANK, text)
+
+
+def _first_group(rx: re.Pattern[str], text: str) -> int | None:
+    m = rx.search(text[:8000])
+    return int(next(g for g in m.groups() if g is not None)) if m else None
 
 
 def rank_from_path(path: str) -> int | None:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from trainmedic.catalog import Library
-from trainmedic.logs.attribution import rank_from_path, rank_in_text
+from trainmedic.logs.attribution import launcher_rank, rank_from_path, rank_in_text
 from trainmedic.model import (
     Alternative,
     Collateral,
@@ -123,15 +123,14 @@ def _rank_named(e: Event) -> int | None:
 
 def _failed_ranks(events: list[Event]) -> set[int]:
     """Ranks the launcher reports as failed on their own (not stopped by it). Only the launcher's own
-    lines count: a cascade's "on rank 3" names the rank that waited, not the one that failed."""
+    report counts (whatever cause its line was matched as): a cascade's "on rank 3" names the rank
+    that waited, not the one that failed."""
     out: set[int] = set()
     for e in events:
-        if e.role != "teardown":
-            continue
         for ln in e.evidence[:4]:
             if "SIGTERM" in ln.text or "exitcode: -15" in ln.text:
                 continue
-            r = rank_in_text(ln.text)
+            r = launcher_rank(ln.text)
             if r is not None:
                 out.add(r)
     return out

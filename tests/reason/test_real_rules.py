@@ -1,0 +1,115 @@
+"""Each reasoner rule of the real-log work, shown on a real log from the corpus's dev split (the
+split rules are written against; the test split only measures). See docs/accuracy.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from trainmedic.api import Diagnoser, Named
+from trainmedic.evaluate.corpus import Case, load_case
+from trainmedic.model import Diagnosis
+
+REAL = Path(__file__).resolve().parents[2] / "corpus" / "real"
+
+
+def _case(case_id: str) -> Case:
+    case = load_case(REAL / f"{case_id}.yaml")
+    assert case.split == "dev", f"{case_id} is a test case: rules are shown on dev cases only"
+    return case
+
+
+def _diagnose(case_id: str) -> Diagnosis:
+    return Diagnoser().diagnose(Named("output.log", _case(case_id).log.encode()))
+
+
+@pytest.mark.parametrize("case_id", [
+    "ok-tokenizers-fork-warning-silnlp",  # tokenizers fork notice, training goes on
+    "ok-ds-overflow-recovers-cogvideo",  # fp16 overflow at the start, the loss scale recovers
+])
+def test_a_warning_alone_is_not_a_failure(case_id: str) -> None:
+    d = _diagnose(case_id)
+    assert d.verdict == "healthy", d.primary
+    assert any("a warning alone is not a failure" in n for n in d.notes)
+
+
+def test_a_collapsing_loss_scale_is_the_failure_its_warnings_led_to() -> None:
+    d = _diagnose("mem-apex-overflow-scale-e-205")
+    assert d.primary is not None and d.primary.id == "nan-loss/fp16-overflow"
+
+
+def test_an_uncaught_exception_no_signature_knows_is_an_unclassified_failure() -> None:
+    d = _diagnose("mr-fairmot-keyerror-dense-wh-mask")
+    assert d.verdict == "failure"
+    assert d.primary is not None and d.primary.id == "unclassified-failure/uncaught-exception"
+    assert any("KeyError" in e.text for e in d.primary.evidence)
+
+
+def test_a_handled_exception_followed_by_progress_is_not_the_failure() -> None:
+    log = "step 10 loss 0.5\nKeyError: 'labels'\nstep 11 loss 0.4\nstep 12 loss 0.4\nTraining completed.\n"
+    assert Diagnoser().diagnose(log.encode()).verdict == "healthy"
+
+
+@pytest.mark.parametrize("case_id", [
+    "dlw-hang-interrupt-19258",  # ^C traceback waiting on the DataLoader's queue (torch 0.4)
+    "ok-hang-dataloader-shutdown-workers-join",  # KeyboardInterrupt in _shutdown_workers
+])
+def test_an_interrupted_wait_in_the_dataloader_is_a_worker_hang(case_id: str) -> None:
+    d = _diagnose(case_id)
+    assert d.primary is not None and d.primary.id == "dataloader-worker-failure/worker-hang"
+
+
+def test_a_py_spy_dump_in_the_log_is_positive_evidence_of_a_hang() -> None:
+    d = _diagnose("ok-hang-accelerate-zero3-allgather-pyspy")
+    assert d.verdict == "hang" and d.primary is not None and d.primary.id == "training-hang/stalled-progress"
+
+
+def test_the_launchers_own_traceback_is_an_echo() -> None:
+    d = _diagnose("gap-teardown-sighup-msswift-epoch40")
+    assert d.primary is not None and d.primary.id == "launcher-teardown/sigterm-survivor"
+
+
+def test_no_dataloader_in_the_log_means_the_process_level_fork_error() -> None:
+    d = _diagnose("gpu-fork-reinit-a3c-workers")
+    assert d.primary is not None and d.primary.id == "cuda-reinit-forked/fork-after-cuda-init"
+    assert "dataloader-worker-failure/cuda-in-forked-worker" in {a.id for a in d.alternatives}
+    with_workers = b"  File \"/usr/lib/python3/site-packages/torch/utils/data/_utils/worker.py\", line 308, in _worker_loop\n"
+    d = Diagnoser().diagnose(with_workers + _case("gpu-fork-reinit-a3c-workers").log.encode())
+    assert d.primary is not None and d.primary.id == "dataloader-worker-failure/cuda-in-forked-worker"
+
+
+def test_nan_that_persists_in_the_metrics_is_a_failure() -> None:
+    d = _diagnose("mem-megatron-ds-gradnorm-nan-no-lmloss")
+    assert d.primary is not None and d.primary.id == "nan-loss/nonfinite-loss"
+
+
+def test_a_scheduler_time_limit_is_not_a_hang() -> None:
+    d = _diagnose("mr-lightning-slurm-time-limit")
+    assert d.primary is not None and d.primary.id == "scheduler-termination/time-limit"
+
+
+@pytest.mark.parametrize(("case_id", "rank"), [
+    ("mr-mmpose-rank2-unused-params", 2),  # "did not receive grad for rank 2"
+    ("dist-codes15b-rank1-sigkill", 1),  # torchrun's agent: "failed (exitcode: -9) local_rank: 1 (pid: ...)"
+    ("mr-hybrik-spawn-process3-sigkill", 3),  # mp.spawn: "process 3 terminated with signal SIGKILL"
+    ("mr-codetr-rank5-cuda-oom", 5),  # only the launcher names the rank; its own error is not in the log
+])
+def test_the_initiating_rank_comes_from_what_launchers_and_messages_say(case_id: str, rank: int) -> None:
+    d = _diagnose(case_id)
+    assert d.primary is not None and d.primary.rank == rank
+
+
+def test_a_rank_the_launcher_saw_exit_with_nothing_of_its_own_is_an_unclassified_exit() -> None:
+    d = _diagnose("mr-codetr-rank5-cuda-oom")
+    assert d.primary is not None and d.primary.id == "unclassified-failure/process-exited"
+    assert any("stderr" in m.fact for m in d.primary.missing)
+
+
+def test_a_traceback_the_log_ends_in_is_still_a_failure() -> None:
+    log = ("step 5 loss 0.3\nTraceback (most recent call last):\n"
+           '  File "train.py", line 40, in <module>\n    main()\n  File "train.py", line 31, in main\n'
+           "    model.cuda()\n")
+    d = Diagnoser().diagnose(log.encode())
+    assert d.verdict == "failure" and d.primary is not None
+    assert d.primary.id == "unclassified-failure/uncaught-exception"
