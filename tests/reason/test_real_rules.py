@@ -113,3 +113,22 @@ def test_a_traceback_the_log_ends_in_is_still_a_failure() -> None:
     d = Diagnoser().diagnose(log.encode())
     assert d.verdict == "failure" and d.primary is not None
     assert d.primary.id == "unclassified-failure/uncaught-exception"
+
+
+def test_specific_beats_generic_within_one_message() -> None:
+    d = _diagnose("dist-mambair-duplicate-gpu-ddp-verify")  # "invalid usage ... Last error: Duplicate GPU"
+    assert d.primary is not None and d.primary.id == "nccl-error/duplicate-gpu"
+
+
+@pytest.mark.parametrize("log", [
+    # c10's own format: the C++ exception escapes a destructor or a thread, std::terminate prints it.
+    b"terminate called after throwing an instance of 'c10::CUDAError'\n"
+    b"  what():  CUDA error: unspecified launch failure\n",
+    b"Traceback (most recent call last):\n  File \"train.py\", line 10, in <module>\n    loss.backward()\n"
+    b"RuntimeError: CUDA error: unspecified launch failure\n"
+    b"terminate called after throwing an instance of 'c10::CUDAError'\n"
+    b"  what():  CUDA error: unspecified launch failure\n",
+])
+def test_terminate_is_judged_by_the_error_it_carries(log: bytes) -> None:
+    d = Diagnoser().diagnose(log)
+    assert d.primary is not None and d.primary.id == "cuda-illegal-memory-access/launch-failure"

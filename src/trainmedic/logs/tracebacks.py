@@ -6,12 +6,16 @@ and the "Original Traceback" that DataLoader workers embed in the re-raised mess
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from trainmedic.logs.attribution import split_prefix
 from trainmedic.model import Traceback
 
 MAX_OWN_LINES = 800
+MAX_MESSAGE_LINES = 5  # lines an exception's own message may run on for ("Last error:\nDuplicate GPU ...")
+# A line that starts a new record (a log line, another traceback) ends an exception's message.
+_RECORD = re.compile(r"\[|\d{4}-\d\d-\d\d|[IWEF]\d{4} |Traceback|During handling|The above exception|[A-Z][A-Z]+[: ]")
 _CHAIN = ("The above exception was the direct cause", "During handling of the above exception")
 
 
@@ -29,6 +33,7 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
     last = first_line
     prefixed = None  # whether this traceback's lines carry a rank prefix
     interrupted = False
+    message_lines = 0
     for idx, raw in enumerate(lines):
         text = _text(raw)
         att = split_prefix(text)
@@ -68,8 +73,11 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
                 last = first_line + idx
             elif not stripped:
                 continue
-            elif body.startswith("\t"):
+            elif body.startswith("\t") or (message_lines < MAX_MESSAGE_LINES and not _RECORD.match(stripped)
+                                            and not body.startswith(" ")):
+                # The exception's message runs on (NCCL's "Last error:" detail, a wrapped assertion).
                 exceptions[-1] = f"{exceptions[-1]} {stripped}"[:4000]
+                message_lines += 1
                 last = first_line + idx
             else:
                 break

@@ -37,6 +37,8 @@ from trainmedic.reason.events import build_events, pid_of, precursors, strength,
 HANG = "training-hang/stalled-progress"
 EXITED = "unclassified-failure/process-exited"  # a rank the launcher saw exit on its own, reason unknown
 _SAME_TIME = 1.0  # seconds within which two clocks cannot order events
+_SAME_MESSAGE = 6  # lines over which one exception's message may run on
+_CLEARLY_STRONGER = 0.15  # a fingerprint this much stronger is the more specific reading of the incident
 WEAK = 0.5  # an ambiguous signal weaker than this is a warning unless nothing else explains the failure
 _OOM_REPORT_LINES = 200  # a kernel OOM report (header, call trace, memory dump, verdict) spans this many lines
 
@@ -345,6 +347,22 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
     entry_of = first.cause.split("/")[0]
     # The same incident: same rank, same entry (e.g. the worker's own message and the main process's).
     incident = [e for e in initiating if e.rank == first.rank and e.cause.split("/")[0] == entry_of]
+    # Specific beats generic within one message: NCCL's "invalid usage" and, a few lines on, its
+    # "Last error: Duplicate GPU detected" are one incident, named by the clearly stronger line.
+    specific = max((e for e in incident if e.path == first.path and 0 < e.line - first.line <= _SAME_MESSAGE
+                    and not e.ambiguous), key=lambda e: e.weight, default=None)
+    if specific is not None and specific.weight >= first.weight + _CLEARLY_STRONGER:
+        first = specific
+    # The root beats its echo: a wrapper printed as loose lines ("terminate called after throwing ...",
+    # then "what(): CUDA error: ...") is judged by the known cause on the lines right after it.
+    if first.cause in ctx.library.wrappers:
+        wrapped = [e for e in initiating if e.path == first.path and e.rank == first.rank
+                   and 0 < e.line - first.line <= _SAME_MESSAGE and e.cause not in ctx.library.wrappers
+                   and not ctx.library.cause(e.cause).fallback]
+        if wrapped:
+            first = min(wrapped, key=lambda e: e.line)
+            entry_of = first.cause.split("/")[0]
+            incident = [e for e in initiating if e.rank == first.rank and e.cause.split("/")[0] == entry_of]
     others = [e for e in initiating if e not in incident]
     evidence_lines: list[Line] = []
     for e in sorted(incident, key=lambda e: (e.path, e.line)):

@@ -84,8 +84,8 @@ def _event(library: Library, matches: list[Match], tb: Traceback | None, order: 
             m for m in ranked[1:]
             if m.cause not in library.wrappers
             and library.cause(m.cause).role == "initiating"
+            and not library.cause(m.cause).fallback
             and weight(m) >= 0.7
-            and not ambiguous(m)
         ]
         if inner:
             best = inner[0]
