@@ -219,6 +219,9 @@ class Reader:
         summary_spans: list[tuple[int, int, SummaryRecord]] = []
         pending: list[Match] = []
         for end, pid in cands:
+            if self.patterns[pid].kind == "context":  # a literal seen anywhere: no line, no confirmation
+                result.contexts.add(self.patterns[pid].key.partition(":")[2])
+                continue
             start = block.rfind(b"\n", 0, max(end - 1, 0)) + 1
             if (pid, start) in seen:
                 continue
@@ -250,9 +253,6 @@ class Reader:
                     result.summaries.append(rec)
                     # The record's own lines: "[i]:", time, host above; exitcode, error_file, traceback below.
                     summary_spans.append((lineno - 3, lineno + 3, rec))
-                continue
-            if pattern.kind == "context":
-                result.contexts.add(pattern.key.partition(":")[2])
                 continue
             if pattern.kind == "world":
                 m = _WORLD.search(_decode(raw))
