@@ -201,6 +201,18 @@ class FactProbe(Probe, Protocol):
         ...
 
 
+class StatesNoFacts:
+    """For a probe whose check informs the reader but states no fact the reasoner weighs (yet)."""
+
+    @staticmethod
+    def facts(data: Mapping[str, DataValue]) -> tuple[ProbeFact, ...]:
+        return ()
+
+    @staticmethod
+    def data_from_value(value: str) -> dict[str, DataValue]:
+        return {}
+
+
 # ------------------------------------------------------------------ helpers shared by probes
 
 

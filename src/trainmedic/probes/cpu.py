@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
 
 from trainmedic.probes import cgroup
-from trainmedic.probes.base import Check, DataValue, ProbeContext, ProbeFact, try_int, try_read, unknown
+from trainmedic.probes.base import Check, ProbeContext, StatesNoFacts, try_int, try_read, unknown
 
 
 def parse_cpu_list(text: str) -> int | None:
@@ -60,19 +59,9 @@ def quota(ctx: ProbeContext) -> tuple[float | None, int | None]:
     return best, 1
 
 
-class CpuProbe:
+class CpuProbe(StatesNoFacts):
     id = "cpu"
     time_limit = 5.0
-
-    @staticmethod
-    def facts(data: Mapping[str, DataValue]) -> tuple[ProbeFact, ...]:
-        """The CPU counts state no fact the reasoner weighs yet."""
-        return ()
-
-    @staticmethod
-    def data_from_value(value: str) -> dict[str, DataValue]:
-        """No facts, so nothing to recover from the text."""
-        return {}
 
     def run(self, ctx: ProbeContext) -> Check:
         count = ctx.cpu_count

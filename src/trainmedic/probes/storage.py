@@ -6,27 +6,15 @@ torch.save, or a DataLoader that cannot spill to TMPDIR.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from trainmedic.probes.base import Check, DataValue, GiB, ProbeContext, ProbeFact, format_size, unknown
+from trainmedic.probes.base import Check, GiB, ProbeContext, StatesNoFacts, format_size, unknown
 
 WARN_FREE = 5 * GiB
 FAIL_FREE = 1 * GiB
 
 
-class StorageProbe:
+class StorageProbe(StatesNoFacts):
     id = "storage"
     time_limit = 10.0
-
-    @staticmethod
-    def facts(data: Mapping[str, DataValue]) -> tuple[ProbeFact, ...]:
-        """Free space states no fact the reasoner weighs yet."""
-        return ()
-
-    @staticmethod
-    def data_from_value(value: str) -> dict[str, DataValue]:
-        """No facts, so nothing to recover from the text."""
-        return {}
 
     def run(self, ctx: ProbeContext) -> Check:
         tmpdir = ctx.environ.get("TMPDIR") or "/tmp"
