@@ -430,6 +430,14 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
             else:
                 why = f"{c.title}: not confirmed by this log{check}"
                 alts.append(Alternative(comp, confidence.alternative(0.5, conf), why))
+    # Another cause of the same entry seen in the same incident (a generic "device-side assert" beside
+    # a specific "target out of bounds"): a competing reading of it, not an echo to hide.
+    for e in sorted(incident + also_collateral, key=lambda e: -e.weight):
+        known = {a.id for a in alts}
+        if e.cause in known or e.cause == first.cause or e.cause in kills or e.cause.split("/")[0] != entry_of:
+            continue
+        alts.append(Alternative(e.cause, confidence.alternative(e.weight * 0.5, conf),
+                                f"another reading of the same incident, at {_where(e)}"))
     for e in alternatives:
         if any(a.id == e.cause for a in alts) or e.cause == first.cause:
             continue
