@@ -152,6 +152,7 @@ class Traceback:
     exceptions: tuple[str, ...]  # final exception lines, outermost chain order
     interrupted: bool = False  # Ctrl-C (KeyboardInterrupt, a "^C" echo): the frames show where it waited
     truncated: bool = False  # the log ends inside it: no exception line, only frames
+    ignored: bool = False  # printed under "Exception ignored in": Python went on, it ended nothing
 
     @property
     def final(self) -> str:

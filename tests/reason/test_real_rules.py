@@ -132,3 +132,14 @@ def test_specific_beats_generic_within_one_message() -> None:
 def test_terminate_is_judged_by_the_error_it_carries(log: bytes) -> None:
     d = Diagnoser().diagnose(log)
     assert d.primary is not None and d.primary.id == "cuda-illegal-memory-access/launch-failure"
+
+
+def test_an_exception_python_ignored_ends_nothing() -> None:
+    """CPython prints "Exception ignored in: <obj>" for an exception in a destructor or atexit hook and goes on."""
+    tail = (b"Traceback (most recent call last):\n"
+            b'  File "/usr/lib/python3/site-packages/torch/utils/data/dataloader.py", line 1477, in __del__\n'
+            b"    self._shutdown_workers()\n"
+            b"AttributeError: '_MultiProcessingDataLoaderIter' object has no attribute '_workers_status'\n")
+    ignored = b"step 99 loss 0.1\nException ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x7f>\n"
+    assert Diagnoser().diagnose(ignored + tail).verdict == "healthy"
+    assert Diagnoser().diagnose(b"step 99 loss 0.1\n" + tail).verdict == "failure"

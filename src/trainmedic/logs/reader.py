@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import BinaryIO
 
 from trainmedic.logs.attribution import host_from_path, parse_time, rank_from_path, split_prefix
@@ -244,6 +244,11 @@ class Reader:
                         _lines_from(buf, at, 6000), path, lineno, att.rank if att.rank is not None else file_rank
                     )
                     if tb is not None:
+                        # "Exception ignored in: ..." (a destructor, an atexit hook): Python printed it
+                        # and went on; the exception did not end the run.
+                        above = _lines_before(buf, at, 1)
+                        if above and split_prefix(_decode(above[0])).rest.lstrip().startswith("Exception ignored"):
+                            tb = replace(tb, ignored=True)
                         result.tracebacks.append(tb)
                 continue
             if pattern.kind == "summary":

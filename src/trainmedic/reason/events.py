@@ -185,6 +185,8 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
                 echo_of = library.frame_owner(tb.frames)
                 if echo_of is not None:  # the launcher's own traceback: an echo of its workers' failure
                     event = replace(event, cause=echo_of, role=library.cause(echo_of).role)
+            if event is not None and tb is not None and tb.ignored and library.cause(event.cause).fallback:
+                event = None  # an exception Python reported and ignored is no failure of its own
             if event is not None:
                 events.append(event)
                 order += 1
