@@ -94,6 +94,7 @@ def test_a_scheduler_time_limit_is_not_a_hang() -> None:
     ("dist-codes15b-rank1-sigkill", 1),  # torchrun's agent: "failed (exitcode: -9) local_rank: 1 (pid: ...)"
     ("mr-hybrik-spawn-process3-sigkill", 3),  # mp.spawn: "process 3 terminated with signal SIGKILL"
     ("mr-codetr-rank5-cuda-oom", 5),  # only the launcher names the rank; its own error is not in the log
+    ("dist-ufld-eval-rank0-others-timeout", 0),  # ranks 1-3 time out; rank 0 (evaluating) printed nothing
 ])
 def test_the_initiating_rank_comes_from_what_launchers_and_messages_say(case_id: str, rank: int) -> None:
     d = _diagnose(case_id)

@@ -205,6 +205,9 @@ def _expected_ranks(ctx: Context) -> set[int]:
         world = max(worlds)
         if world <= max(64, 4 * (max(ranks) + 1)):  # ignore world sizes that are clearly not rank counts
             ranks |= set(range(world))
+    if len(ranks) > 1 and max(ranks) < 64:
+        # A combined log of several ranks: ranks count from 0, so ranks 1-3 reporting means rank 0 exists.
+        ranks |= set(range(max(ranks) + 1))
     return ranks
 
 
