@@ -56,6 +56,10 @@ class Library:
         counts as PSEUDO_ANSWERS answers)."""
         if not self.raw_map and not self.calibration:
             return raw
+        if self.cause(cause_id).role != "initiating":
+            # Only collateral was seen: the id is a symptom by construction, and its low confidence says
+            # so, however often a thread that never found the root stopped at the same symptom.
+            return raw
         base = _interpolate(self.raw_map, raw) + TIE_BREAK * raw
         answers, right = self.calibration.get(cause_id, (0, 0))
         return (right + PSEUDO_ANSWERS * base) / (answers + PSEUDO_ANSWERS)
@@ -108,6 +112,11 @@ class Library:
     def kills(self) -> dict[str, str]:
         """kill cause -> the cause it becomes once an OOM record confirms it."""
         return {c.full_id: c.confirmed_as for c in self.causes() if c.confirmed_as}
+
+    @functools.cached_property
+    def fallbacks(self) -> frozenset[str]:
+        """Causes that stand for a failure no signature knows (they lead only when nothing else does)."""
+        return frozenset(c.full_id for c in self.causes() if c.fallback)
 
     @functools.cached_property
     def wrappers(self) -> frozenset[str]:

@@ -144,3 +144,19 @@ def test_an_exception_python_ignored_ends_nothing() -> None:
     ignored = b"step 99 loss 0.1\nException ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x7f>\n"
     assert Diagnoser().diagnose(ignored + tail).verdict == "healthy"
     assert Diagnoser().diagnose(b"step 99 loss 0.1\n" + tail).verdict == "failure"
+
+
+def test_the_waiting_ranks_name_the_faulty_one() -> None:
+    d = _diagnose("dist-lightning-ddp-monitored-barrier-rank0-faulty")  # "Please check rank 0 logs for faulty rank"
+    assert d.primary is not None and d.primary.id == "peer-connection-lost/gloo-connection-closed"
+    assert d.primary.rank == 0
+
+
+def test_a_cut_traceback_does_not_outrank_what_the_other_ranks_report() -> None:
+    d = _diagnose("dist-ofi-remote-error-ddp-verify")  # rank 2's traceback is cut; rank 3 says NET/OFI failed
+    assert d.primary is not None and d.primary.id == "peer-connection-lost/nccl-remote-error"
+
+
+def test_torch_0x_waited_for_its_workers_in_next() -> None:
+    d = _diagnose("dlw-hang-opencv-macos-2017")
+    assert d.primary is not None and d.primary.id == "dataloader-worker-failure/worker-hang"

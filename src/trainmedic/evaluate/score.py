@@ -95,7 +95,7 @@ def calibrate(dev: Sequence[Case]) -> Path:
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     pairs: list[tuple[float, bool]] = []
     for o in run(dev, Diagnoser(raw)):
-        if o.primary is not None and o.confidence is not None:
+        if o.primary is not None and o.confidence is not None and library.cause(o.primary).role == "initiating":
             counts[o.primary][0] += 1
             counts[o.primary][1] += int(o.top1_ok)
             pairs.append((o.confidence, o.top1_ok))

@@ -92,6 +92,16 @@ def rank_in_text(text: str) -> int | None:
     return launcher_rank(text) if _LAUNCHER_RANK.search(text[:8000]) else _first_group(_MESSAGE_RANK, text)
 
 
+# The waiting ranks name the one they waited for: monitored_barrier ("... from rank 0. Please check
+# rank 0 logs for faulty rank.", "Rank 3 failed to pass monitoredBarrier").
+_FAULTY_RANK = re.compile(r"check rank (\d{1,6}) logs for faulty rank|\bRank (\d{1,6}) failed to pass monitoredBarrier")
+
+
+def faulty_rank(text: str) -> int | None:
+    """The rank other ranks' messages name as the one that failed to join them."""
+    return _first_group(_FAULTY_RANK, text)
+
+
 def launcher_rank(text: str) -> int | None:
     """The rank a launcher reports on (torchrun's agent and summary, mp.spawn, the DeepSpeed launcher)."""
     return _first_group(_LAUNCHER_RANK, text)

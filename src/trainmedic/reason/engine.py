@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from trainmedic.catalog import Library
-from trainmedic.logs.attribution import launcher_rank, rank_from_path, rank_in_text
+from trainmedic.logs.attribution import faulty_rank, launcher_rank, rank_from_path, rank_in_text
 from trainmedic.model import (
     Alternative,
     Collateral,
@@ -271,6 +271,11 @@ def reason(ctx: Context) -> Diagnosis:
     fallbacks = [e for e in initiating if ctx.library.cause(e.cause).fallback]
     if fallbacks and len(fallbacks) < len(initiating):
         initiating = [e for e in initiating if e not in fallbacks]
+    if collateral_events:
+        # A traceback the log ends in, with no exception line, is too little to outrank what the other
+        # ranks report: it may well be one more of their errors, cut off.
+        initiating = [e for e in initiating
+                      if not (e.traceback is not None and e.traceback.truncated and e.cause in ctx.library.fallbacks)]
     # A weak, ambiguous signal (a tokenizers fork warning, a recompile limit) never outranks a real
     # error; and when training went on after it, it was a warning, not the failure.
     weak = [e for e in initiating if e.ambiguous and e.weight < WEAK]
@@ -475,6 +480,9 @@ def _suspects(ctx: Context, events: list[Event], progress: dict[int | None, Rank
                       - timed_out)
     if own_exit:
         return own_exit, "exited"
+    named = sorted({r for e in cascades for ln in e.evidence[:4] if (r := faulty_rank(ln.text)) is not None})
+    if named:
+        return named, "named"
     silent = sorted(expected - reporting)
     steps = {r: p.step for r, p in progress.items() if r is not None and p.step is not None}
     if len(silent) > 1 and steps:
@@ -505,6 +513,11 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
                    f"from the inputs: its log holds the initiating failure")
             where = f"torchrun --log-dir DIR: DIR/*/attempt_*/{rank}/"
             missing.append(MissingFact(f"the log of rank {rank}", f"collect rank {rank}'s stdout/stderr ({where})"))
+        elif kind == "named":
+            why = (f"every rank shows only collateral errors ({cause_id}), and they name rank {rank} as the one "
+                   f"that failed to join them; its own log says why")
+            missing.append(MissingFact(f"the log of rank {rank}",
+                                       f"collect rank {rank}'s stderr (torchrun --log-dir, or --tee 3)"))
         elif kind == "exited":
             why = (f"every rank shows only collateral errors ({cause_id}), but the launcher saw rank {rank} exit "
                    f"on its own first; its own error output is not in these inputs")

@@ -14,7 +14,7 @@ _PID = re.compile(
 )
 
 
-_FRAME_FUNCTION = re.compile(r", in ([A-Za-z_][A-Za-z0-9_]*)$")
+_FRAME_FUNCTION = re.compile(r'(?:File "([^"]*)", line \d+, )?in ([A-Za-z_][A-Za-z0-9_]*)$')
 UNCAUGHT = "unclassified-failure/uncaught-exception"  # a traceback no fingerprint explains
 
 
@@ -22,13 +22,18 @@ def waiting_event(library: Library, tb: Traceback, order: int) -> Event | None:
     """A run interrupted by hand (Ctrl-C) shows where it waited: a DataLoader queue, a collective, a
     lock. The library's `stack_waits` say which cause a waiting function stands for; a specific cause
     beats the generic hang (a fallback)."""
-    functions = [m.group(1) for f in tb.frames if (m := _FRAME_FUNCTION.search(f))]
-    if not functions:
+    calls = [(m.group(1) or "", m.group(2)) for f in tb.frames if (m := _FRAME_FUNCTION.search(f))]
+    if not calls:
         return None
+
+    def waits_in(spec: str, path: str, function: str) -> bool:
+        """`function`, or `path-part:function` for a function that waits only in that file."""
+        where, _, name = spec.rpartition(":")
+        return name == function and where in path
+
     causes = sorted((c for c in library.causes() if c.stack_waits), key=lambda c: c.fallback)
     for cause in causes:
-        waits = set(cause.stack_waits)
-        where = next((f for f in reversed(functions) if f in waits), None)
+        where = next((f for p, f in reversed(calls) if any(waits_in(s, p, f) for s in cause.stack_waits)), None)
         if where is None:
             continue
         how = "interrupted" if tb.interrupted else "the log ends"
