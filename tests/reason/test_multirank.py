@@ -194,3 +194,16 @@ def test_an_xid_in_the_kernel_log_explains_a_rank_that_died_silently() -> None:
     d = diagnose_with([("torchrun.log", "\n".join(log).encode() + b"\n"), ("dmesg.txt", "\n".join(dmesg).encode() + b"\n")])
     assert d["primary"]["id"] == "nvidia-xid/fallen-off-bus"
     assert {c["rank"] for c in d["collateral"]} == {0, 1}
+
+
+def test_the_rank_behind_in_the_collective_sequence_is_the_suspect() -> None:
+    """ProcessGroupNCCL's watchdog line (torch 2.x) carries the timed-out collective's SeqNum per rank."""
+    line = ("[rank{r}]:[E1129 16:39:22.217000 4 ProcessGroupNCCL.cpp:632] [Rank {r}] Watchdog caught collective "
+            "operation timeout: WorkNCCL(SeqNum={s}, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) "
+            "ran for 600080 milliseconds before timing out.")
+    log = "\n".join(line.format(r=r, s=s) for r, s in ((0, 4178), (1, 4178), (2, 4177), (3, 4178)))
+    p = diagnose_with(log.encode() + b"\n")["primary"]
+    assert (p["id"], p["rank"]) == ("nccl-timeout/watchdog-timeout", 2)
+    assert "behind" in p["why"]
+    same = "\n".join(line.format(r=r, s=4178) for r in range(4))
+    assert diagnose_with(same.encode() + b"\n")["primary"]["rank"] is None

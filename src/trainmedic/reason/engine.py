@@ -483,6 +483,9 @@ def _suspects(ctx: Context, events: list[Event], progress: dict[int | None, Rank
     named = sorted({r for e in cascades for ln in e.evidence[:4] if (r := faulty_rank(ln.text)) is not None})
     if named:
         return named, "named"
+    behind = _behind_in_collectives(cascades)
+    if behind is not None:
+        return [behind], "behind"
     silent = sorted(expected - reporting)
     steps = {r: p.step for r, p in progress.items() if r is not None and p.step is not None}
     if len(silent) > 1 and steps:
@@ -491,6 +494,28 @@ def _suspects(ctx: Context, events: list[Event], progress: dict[int | None, Rank
         if len(narrowed) == 1:
             silent = narrowed
     return silent, "silent"
+
+
+_SEQ = re.compile(r"\bSeqNum=(\d+)|last completed NCCL work: (\d+)")
+
+
+def _behind_in_collectives(cascades: list[Event]) -> int | None:
+    """The one rank whose collective sequence number is behind the others' in their NCCL watchdog
+    reports: it stopped issuing collectives first, the others timed out waiting for it."""
+    seq: dict[int, int] = {}
+    for e in cascades:
+        if e.rank is None:
+            continue
+        for ln in e.evidence[:4]:
+            m = _SEQ.search(ln.text)
+            if m:
+                n = int(m.group(1) or m.group(2))
+                seq[e.rank] = min(n, seq.get(e.rank, n))
+    if len(seq) < 3:
+        return None
+    low = min(seq.values())
+    lows = [r for r, n in seq.items() if n == low]
+    return lows[0] if len(lows) == 1 and low < max(seq.values()) else None
 
 
 def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
@@ -513,6 +538,11 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
                    f"from the inputs: its log holds the initiating failure")
             where = f"torchrun --log-dir DIR: DIR/*/attempt_*/{rank}/"
             missing.append(MissingFact(f"the log of rank {rank}", f"collect rank {rank}'s stdout/stderr ({where})"))
+        elif kind == "behind":
+            why = (f"every rank shows only collateral errors ({cause_id}); rank {rank}'s last collective is "
+                   f"behind the others' (NCCL sequence numbers): it stopped first, the others waited for it")
+            missing.append(MissingFact(f"where rank {rank} stopped",
+                                       f"rank {rank}'s own log, or py-spy dump --pid <pid of rank {rank}>"))
         elif kind == "named":
             why = (f"every rank shows only collateral errors ({cause_id}), and they name rank {rank} as the one "
                    f"that failed to join them; its own log says why")
