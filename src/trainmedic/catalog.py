@@ -56,10 +56,6 @@ class Library:
         counts as PSEUDO_ANSWERS answers)."""
         if not self.raw_map and not self.calibration:
             return raw
-        if self.cause(cause_id).role != "initiating":
-            # Only collateral was seen: the id is a symptom by construction, and its low confidence says
-            # so, however often a thread that never found the root stopped at the same symptom.
-            return raw
         base = _interpolate(self.raw_map, raw) + TIE_BREAK * raw
         answers, right = self.calibration.get(cause_id, (0, 0))
         return (right + PSEUDO_ANSWERS * base) / (answers + PSEUDO_ANSWERS)

@@ -95,7 +95,9 @@ def calibrate(dev: Sequence[Case]) -> Path:
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     pairs: list[tuple[float, bool]] = []
     for o in run(dev, Diagnoser(raw)):
-        if o.primary is not None and o.confidence is not None and library.cause(o.primary).role == "initiating":
+        # A collateral-only answer with a lead to one rank keeps its low confidence (reason.engine): not measured.
+        lead = library.cause(o.primary).role != "initiating" and o.rank is not None if o.primary else False
+        if o.primary is not None and o.confidence is not None and not lead:
             counts[o.primary][0] += 1
             counts[o.primary][1] += int(o.top1_ok)
             pairs.append((o.confidence, o.top1_ok))

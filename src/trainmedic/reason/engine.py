@@ -154,14 +154,16 @@ def _missing(ctx: Context, cause_id: str) -> tuple[MissingFact, ...]:
 
 def _finding(ctx: Context, cause_id: str, *, confidence_: float, rank: int | None, host: str | None,
              time: float | None, evidence: tuple[Evidence, ...], missing: tuple[MissingFact, ...],
-             why: str) -> Finding:
+             why: str, calibrate: bool = True) -> Finding:
     entry, cause = ctx.library.resolve(cause_id)
     assert cause is not None
+    if calibrate:
+        confidence_ = ctx.library.calibrated(cause_id, confidence_)
     return Finding(
         id=cause_id,
         title=f"{entry.title}: {cause.title}",
         category=entry.category,
-        confidence=round(confidence.clamp(ctx.library.calibrated(cause_id, confidence_)), 4),
+        confidence=round(confidence.clamp(confidence_), 4),
         rank=rank,
         host=host,
         time=time,
@@ -573,8 +575,11 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
     if rank is not None and rank in progress:
         p = progress[rank]
         ev = (*ev, Evidence(p.path, p.line, p.rank, f"last progress of rank {rank}: {p.text}"))
+    # With a lead to one rank (its log is missing, it exited, it was named, it is behind), the symptom
+    # is not the answer and its low confidence says so; with no lead, the symptom is what real logs
+    # most often end at, and the calibration measured how often.
     primary = _finding(ctx, cause_id, confidence_=conf, rank=rank, host=None, time=first.time,
-                       evidence=ev, missing=tuple(missing), why=why)
+                       evidence=ev, missing=tuple(missing), why=why, calibrate=rank is None)
     coll = _collateral(sorted(events, key=lambda e: (e.path, e.line)), cause_id, exclude_rank=rank)
     return replace(base, verdict=verdict, primary=primary, collateral=coll)
 
