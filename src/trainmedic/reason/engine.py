@@ -270,7 +270,7 @@ def reason(ctx: Context) -> Diagnosis:
         base = replace(base, notes=(*base.notes, *(
             f"warning at {_where(e)} ({e.cause}): a warning alone is not a failure" for e in warned[:5])))
     # A failure no signature knows (an uncaught exception) leads only when no known cause does.
-    fallbacks = [e for e in initiating if ctx.library.cause(e.cause).fallback]
+    fallbacks = [e for e in initiating if e.cause in ctx.library.fallbacks]
     if fallbacks and len(fallbacks) < len(initiating):
         initiating = [e for e in initiating if e not in fallbacks]
     if collateral_events:
@@ -368,7 +368,7 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
     if first.cause in ctx.library.wrappers:
         wrapped = [e for e in initiating if e.path == first.path and e.rank == first.rank
                    and 0 < e.line - first.line <= _SAME_MESSAGE and e.cause not in ctx.library.wrappers
-                   and not ctx.library.cause(e.cause).fallback]
+                   and e.cause not in ctx.library.fallbacks]
         if wrapped:
             first = min(wrapped, key=lambda e: e.line)
             entry_of = first.cause.split("/")[0]

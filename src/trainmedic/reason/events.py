@@ -89,7 +89,7 @@ def _event(library: Library, matches: list[Match], tb: Traceback | None, order: 
             m for m in ranked[1:]
             if m.cause not in library.wrappers
             and library.cause(m.cause).role == "initiating"
-            and not library.cause(m.cause).fallback
+            and m.cause not in library.fallbacks
             and weight(m) >= 0.7
         ]
         if inner:
@@ -169,7 +169,7 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
         # A run interrupted by hand while it waited is judged by where it waited, not by the generic
         # exception line (KeyboardInterrupt) that ends its traceback.
         waiting = {i for i, tb in enumerate(tbs) if (tb.interrupted or tb.truncated)
-                   and all(library.cause(m.cause).fallback for m in by_tb.get(i, ()))
+                   and all(m.cause in library.fallbacks for m in by_tb.get(i, ()))
                    and (waiting_event(library, tb, 0) is not None or (tb.truncated and i not in by_tb))}
         grouped: list[tuple[int, list[Match], Traceback | None]] = [
             (min(m.line.number for m in ms), ms, tbs[i]) for i, ms in by_tb.items() if i not in waiting
@@ -186,11 +186,11 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
                 event: Event | None = _event(library, ms, tb, order, contexts=scan.contexts)
             else:
                 event = waiting_event(library, tb, order) or cut_event(library, tb, order)
-            if event is not None and tb is not None and library.cause(event.cause).fallback:
+            if event is not None and tb is not None and event.cause in library.fallbacks:
                 echo_of = library.frame_owner(tb.frames)
                 if echo_of is not None:  # the launcher's own traceback: an echo of its workers' failure
                     event = replace(event, cause=echo_of, role=library.cause(echo_of).role)
-            if event is not None and tb is not None and tb.ignored and library.cause(event.cause).fallback:
+            if event is not None and tb is not None and tb.ignored and event.cause in library.fallbacks:
                 event = None  # an exception Python reported and ignored is no failure of its own
             if event is not None:
                 events.append(event)

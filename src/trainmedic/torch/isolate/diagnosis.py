@@ -89,7 +89,7 @@ def classify(run: IsolateRun, diagnoser: Diagnoser, facts: Iterable[Fact] = ()) 
     primary = diagnosis.primary
     # A fallback (an unclassified exception, a generic stall) names no cause: the measurements and
     # the comparison between runs still decide, as when the log names nothing.
-    if primary is not None and not diagnoser.library.cause(primary.id).fallback:
+    if primary is not None and primary.id not in diagnoser.library.fallbacks:
         return replace(run, cause=primary.id, evidence=_evidence(primary, scans, run), diagnosis=diagnosis)
     if run.hang:
         return replace(run, cause=HANG, evidence=stuck_frame(run.stack) or run.error or "", diagnosis=diagnosis)
