@@ -7,7 +7,7 @@ from collections import defaultdict
 from dataclasses import replace
 
 from trainmedic.catalog import Library
-from trainmedic.model import Event, Line, Match, ScanResult, Traceback
+from trainmedic.model import Cause, Event, Fingerprint, Line, Match, ScanResult, Traceback
 
 _PID = re.compile(
     r"\(pid(?:\(s\))?:? (\d+)|[Kk]illed process (\d+)|\bpid[=: ]+(\d+)|by PID (\d+)|[Ss]ending process (\d+)"
@@ -37,11 +37,18 @@ def waiting_event(library: Library, tb: Traceback, order: int) -> Event | None:
         if where is None:
             continue
         how = "interrupted" if tb.interrupted else "the log ends"
-        line = Line(tb.path, tb.first_line, f"{how} while waiting in {where}() (a traceback with no error)", tb.rank)
-        return Event(cause=cause.full_id, role=cause.role, rank=tb.rank, host=None, time=None, path=tb.path,
-                     line=tb.first_line, weight=0.7, ambiguous=False, evidence=(line,), traceback=tb, order=order,
-                     fingerprints=((f"{cause.full_id}#interrupted-wait", 0.7),))
+        return _stack_event(cause, tb, f"{how} while waiting in {where}() (a traceback with no error)",
+                            "interrupted-wait", 0.7, ambiguous=False, order=order)
     return None
+
+
+def _stack_event(cause: Cause, tb: Traceback, text: str, reading: str, weight: float, *, ambiguous: bool,
+                 order: int) -> Event:
+    """An incident read from a traceback's frames rather than from a matched line."""
+    line = Line(tb.path, tb.first_line, text, tb.rank)
+    return Event(cause=cause.full_id, role=cause.role, rank=tb.rank, host=None, time=None, path=tb.path,
+                 line=tb.first_line, weight=weight, ambiguous=ambiguous, evidence=(line,), traceback=tb,
+                 order=order, fingerprints=((f"{cause.full_id}#{reading}", weight),))
 
 
 def cut_event(library: Library, tb: Traceback, order: int) -> Event | None:
@@ -49,11 +56,8 @@ def cut_event(library: Library, tb: Traceback, order: int) -> Event | None:
     exception propagated, but which one is unknown."""
     if UNCAUGHT not in library.cause_ids:
         return None
-    cause = library.cause(UNCAUGHT)
-    line = Line(tb.path, tb.first_line, f"a traceback the log ends in, last frame: {tb.frames[-1][:300]}", tb.rank)
-    return Event(cause=UNCAUGHT, role=cause.role, rank=tb.rank, host=None, time=None, path=tb.path,
-                 line=tb.first_line, weight=0.3, ambiguous=True, evidence=(line,), traceback=tb, order=order,
-                 fingerprints=((f"{UNCAUGHT}#cut-traceback", 0.3),))
+    return _stack_event(library.cause(UNCAUGHT), tb, f"a traceback the log ends in, last frame: {tb.frames[-1][:300]}",
+                        "cut-traceback", 0.3, ambiguous=True, order=order)
 
 
 def pid_of(text: str) -> int | None:
@@ -65,20 +69,15 @@ def pid_of(text: str) -> int | None:
 
 def _event(library: Library, matches: list[Match], tb: Traceback | None, order: int,
            weight_of: dict[str, float] | None = None, contexts: frozenset[str] = frozenset()) -> Event:
-    def _fp(m: Match) -> tuple[float, bool]:
+    def _fp(m: Match) -> Fingerprint:
         entry_cause, _, fp_id = m.fingerprint.partition("#")
-        f = next(f for f in library.cause(entry_cause).fingerprints if f.id == fp_id)
-        return (weight_of or {}).get(m.fingerprint, f.weight), f.ambiguous
+        return next(f for f in library.cause(entry_cause).fingerprints if f.id == fp_id)
 
     def weight(m: Match) -> float:
-        return _fp(m)[0]
+        return (weight_of or {}).get(m.fingerprint, _fp(m).weight)
 
     def ambiguous(m: Match) -> bool:
-        return _fp(m)[1]
-
-    def warning(m: Match) -> bool:
-        entry_cause, _, fp_id = m.fingerprint.partition("#")
-        return any(f.warning for f in library.cause(entry_cause).fingerprints if f.id == fp_id)
+        return _fp(m).ambiguous
 
     ranked = sorted(matches, key=lambda m: (-weight(m), m.line.number))
     best = ranked[0]
@@ -137,7 +136,7 @@ def _event(library: Library, matches: list[Match], tb: Traceback | None, order: 
         pid=pid,
         order=order,
         fingerprints=tuple(sorted(distinct.items())),
-        warning=all(warning(m) for m in same),
+        warning=all(_fp(m).warning for m in same),
     )
 
 
@@ -168,9 +167,10 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
                 by_tb[owner].append(m)
         # A run interrupted by hand while it waited is judged by where it waited, not by the generic
         # exception line (KeyboardInterrupt) that ends its traceback.
-        waiting = {i for i, tb in enumerate(tbs) if (tb.interrupted or tb.truncated)
-                   and all(m.cause in library.fallbacks for m in by_tb.get(i, ()))
-                   and (waiting_event(library, tb, 0) is not None or (tb.truncated and i not in by_tb))}
+        stalls = {i: waiting_event(library, tb, 0) for i, tb in enumerate(tbs) if (tb.interrupted or tb.truncated)
+                  and all(m.cause in library.fallbacks for m in by_tb.get(i, ()))}
+        waiting = {i for i, ev in stalls.items() if ev is not None or (tbs[i].truncated and i not in by_tb)}
+        stall_at = {tbs[i].first_line: stalls[i] for i in waiting}  # one traceback starts on each line
         grouped: list[tuple[int, list[Match], Traceback | None]] = [
             (min(m.line.number for m in ms), ms, tbs[i]) for i, ms in by_tb.items() if i not in waiting
         ]
@@ -185,7 +185,8 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
             if ms or tb is None:
                 event: Event | None = _event(library, ms, tb, order, contexts=scan.contexts)
             else:
-                event = waiting_event(library, tb, order) or cut_event(library, tb, order)
+                stalled = stall_at[tb.first_line]
+                event = replace(stalled, order=order) if stalled is not None else cut_event(library, tb, order)
             if event is not None and tb is not None and event.cause in library.fallbacks:
                 echo_of = library.frame_owner(tb.frames)
                 if echo_of is not None:  # the launcher's own traceback: an echo of its workers' failure
