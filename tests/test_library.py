@@ -141,3 +141,21 @@ def test_file_name_and_folder_must_match_id_and_category(tmp_path: Path) -> None
 def test_not_yaml_is_refused(tmp_path: Path) -> None:
     with pytest.raises(LibraryError, match="not valid YAML"):
         load_entry(_write(tmp_path, "id: [unclosed\n"))
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ("causes:\n  nope/none: [1, 1]\n", "unknown cause"),
+    ("causes:\n  host-oom/sigkill: [1, 2]\n", "right <= answers"),
+    ("raw_map:\n  - [0.9, 0.9]\n  - [0.1, 0.2]\n", "sorted"),
+    ("- not a mapping\n", "expected a mapping"),
+])
+def test_a_malformed_calibration_file_is_refused_saying_why(tmp_path: Path, text: str, says: str) -> None:
+    import shutil
+
+    from trainmedic.catalog import LIBRARY_DIR
+
+    lib = tmp_path / "library"
+    shutil.copytree(LIBRARY_DIR, lib)
+    (lib / "calibration.yaml").write_text(text)
+    with pytest.raises(LibraryError, match=says):
+        load_library(lib)

@@ -131,9 +131,6 @@ class Library:
         """Substrings that place a line in a worker process (of one entry, or of any)."""
         return tuple(m for e in self.entries if entry_id in (None, e.id) for m in e.worker_marks)
 
-    def has_workers(self, entry_id: str) -> bool:
-        return bool(self.worker_marks(entry_id))
-
     def resolve(self, ident: str) -> tuple[Entry, Cause | None]:
         """`entry`, `entry/cause` or an alias -> (entry, cause or None); KeyError if unknown."""
         entry_id, _, cause_id = ident.partition("/")
@@ -203,8 +200,9 @@ def _load(root: Path) -> Library:
             pass
     entries = [load_entry(p) for p in paths]
     _check_links(entries)
-    lib = Library(tuple(entries), _calibration(calibration_bytes, {c.full_id for e in entries for c in e.causes}),
-                  _raw_map(calibration_bytes))
+    measured = _calibration_yaml(calibration_bytes)
+    lib = Library(tuple(entries), _calibration(measured, {c.full_id for e in entries for c in e.causes}),
+                  _raw_map(measured))
     cache.write("library", key, pickle.dumps(lib, protocol=pickle.HIGHEST_PROTOCOL))
     return lib
 
@@ -221,6 +219,9 @@ def _interpolate(points: tuple[tuple[float, float], ...], x: float) -> float:
 
 
 def _calibration_yaml(data: bytes) -> dict[str, object]:
+    """The calibration file, parsed once; empty when the library has none."""
+    if not data:
+        return {}
     import yaml
 
     try:
@@ -232,10 +233,8 @@ def _calibration_yaml(data: bytes) -> dict[str, object]:
     return raw
 
 
-def _raw_map(data: bytes) -> tuple[tuple[float, float], ...]:
-    if not data:
-        return ()
-    points = _calibration_yaml(data).get("raw_map") or []
+def _raw_map(measured: dict[str, object]) -> tuple[tuple[float, float], ...]:
+    points = measured.get("raw_map") or []
     out: list[tuple[float, float]] = []
     for p in points if isinstance(points, list) else [None]:
         if not (isinstance(p, list) and len(p) == 2 and all(isinstance(v, (int, float)) and 0 <= v <= 1 for v in p)):
@@ -246,11 +245,9 @@ def _raw_map(data: bytes) -> tuple[tuple[float, float], ...]:
     return tuple(out)
 
 
-def _calibration(data: bytes, known: set[str]) -> dict[str, tuple[int, int]]:
+def _calibration(measured: dict[str, object], known: set[str]) -> dict[str, tuple[int, int]]:
     """`cause: [answers, right]` lines; a malformed file is refused like a malformed entry."""
-    if not data:
-        return {}
-    causes = _calibration_yaml(data).get("causes") or {}
+    causes = measured.get("causes") or {}
     if not isinstance(causes, dict):
         raise LibraryError(f"{CALIBRATION}: `causes` must map cause ids to [answers, right]")
     out: dict[str, tuple[int, int]] = {}
