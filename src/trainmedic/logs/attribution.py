@@ -89,7 +89,8 @@ def split_prefix(text: str) -> Attribution:
 
 def rank_in_text(text: str) -> int | None:
     """The rank a message or a launcher line names as the one that failed, if it names one."""
-    return launcher_rank(text) if _LAUNCHER_RANK.search(text[:8000]) else _first_group(_MESSAGE_RANK, text)
+    named = launcher_rank(text)
+    return named if named is not None else _first_group(_MESSAGE_RANK, text)
 
 
 # The waiting ranks name the one they waited for: monitored_barrier ("... from rank 0. Please check
