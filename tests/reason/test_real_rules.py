@@ -160,3 +160,26 @@ def test_a_cut_traceback_does_not_outrank_what_the_other_ranks_report() -> None:
 def test_torch_0x_waited_for_its_workers_in_next() -> None:
     d = _diagnose("dlw-hang-opencv-macos-2017")
     assert d.primary is not None and d.primary.id == "dataloader-worker-failure/worker-hang"
+
+
+def test_a_traceback_pasted_without_its_header_is_still_read() -> None:
+    """Issue threads often quote a traceback from its first frame: the frames still say where it waited."""
+    d = _diagnose("ok-hang-val-loader-second-epoch")
+    assert d.primary is not None and d.primary.id == "dataloader-worker-failure/worker-hang"
+
+
+def test_frames_inside_a_traceback_do_not_start_another() -> None:
+    log = (b"Traceback (most recent call last):\n"
+           b'  File "train.py", line 3, in <module>\n    main()\n'
+           b"    ^^^^^^\n"
+           b'  File "train.py", line 9, in main\n    loader.next()\n'
+           b"RuntimeError: boom\n")
+    [scan] = Diagnoser().scan(Named("a.log", log))
+    assert len(scan.tracebacks) == 1 and scan.tracebacks[0].first_line == 1
+
+
+def test_a_loss_scale_ten_halvings_down_is_a_run_that_no_longer_learns() -> None:
+    d = _diagnose("mem-ds-llama-alpaca-overflow-cascade")  # 64 -> 32 -> ... -> 2 on consecutive steps
+    assert d.verdict == "failure" and d.primary is not None and d.primary.id == "nan-loss/fp16-overflow"
+    early = b"[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768\nstep 10 loss 2.1\n"
+    assert Diagnoser().diagnose(early).verdict == "healthy"

@@ -118,6 +118,18 @@ def _lines_before(buf: bytes, pos: int, limit: int) -> list[bytes]:
     return out
 
 
+def _starts_headless(tracebacks: list[Traceback], path: str, lineno: int, above: list[bytes]) -> bool:
+    """A frame line starts a traceback of its own only outside every traceback read so far and with
+    no frame or header in the three lines above (a code line and a caret line sit between frames)."""
+    if any(tb.path == path and tb.first_line <= lineno <= tb.last_line for tb in tracebacks[-4:]):
+        return False
+    for raw in above:
+        prev = split_prefix(_decode(raw)).rest
+        if "Traceback" in prev or prev.lstrip().startswith('File "'):
+            return False
+    return True
+
+
 class Reader:
     """Holds the compiled databases; scans any number of inputs."""
 
@@ -236,12 +248,17 @@ class Reader:
             pattern = self.patterns[pid]
             if pattern.kind == "traceback":
                 att = split_prefix(_decode(raw))
-                if not att.rest.lstrip().removeprefix("^C").startswith("Traceback"):
+                buf, at = window.buf(start)
+                headless = pattern.key == "headless-traceback"
+                if headless:
+                    if not _starts_headless(result.tracebacks, path, lineno, _lines_before(buf, at, 3)):
+                        continue
+                elif not att.rest.lstrip().removeprefix("^C").startswith("Traceback"):
                     continue  # embedded in torchrun's summary; the summary parser reads it
                 if len(result.tracebacks) < 2000:
-                    buf, at = window.buf(start)
                     tb = assemble_traceback(
-                        _lines_from(buf, at, 6000), path, lineno, att.rank if att.rank is not None else file_rank
+                        _lines_from(buf, at, 6000), path, lineno, att.rank if att.rank is not None else file_rank,
+                        headless=headless,
                     )
                     if tb is not None:
                         # "Exception ignored in: ..." (a destructor, an atexit hook): Python printed it

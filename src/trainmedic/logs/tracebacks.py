@@ -23,9 +23,11 @@ def _text(raw: bytes) -> str:
     return raw.decode("utf-8", errors="replace").replace("\x00", "").rstrip("\r\n")
 
 
-def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank: int | None) -> Traceback | None:
-    """`lines` starts with the marker line; returns None if no exception line was found, unless the
-    traceback was interrupted (a "^C" echo before the marker): then its frames say where it waited."""
+def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank: int | None, *,
+                       headless: bool = False) -> Traceback | None:
+    """`lines` starts with the marker line (with its first frame line when `headless`: the header was
+    not pasted); returns None if no exception line was found, unless the traceback was interrupted (a
+    "^C" echo before the marker) or cut: then its frames say where it waited."""
     frames: list[str] = []
     exceptions: list[str] = []
     state = "frames"
@@ -40,7 +42,8 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
         if idx == 0:
             prefixed = att.rank is not None
             interrupted = att.rest.lstrip().startswith("^C")
-            continue
+            if not headless:
+                continue
         line_rank = att.rank
         if prefixed and line_rank != rank:
             continue  # another rank's line, or an unprefixed print, interleaved

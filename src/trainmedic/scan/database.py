@@ -32,6 +32,9 @@ class Pattern:
 # Structure the reader needs besides the fingerprints. Same newline-safe rules as the library.
 STRUCTURE: tuple[Pattern, ...] = (
     Pattern("traceback", r"Traceback \(most recent call last\):", "traceback"),
+    # A traceback pasted without its header (an issue thread's excerpt, a log cut by rotation): its
+    # first frame line starts it. The reader takes only a frame with no frame or header above it.
+    Pattern("headless-traceback", r'^[ \t]*File "[^"\n]+", line \d+, in ', "traceback"),
     Pattern("summary-record", r"rank +: \d+ \(local_rank: \d+\)", "summary"),
     # Not NCCL's "nranks": its INFO chatter repeats it on every communicator and would flood the matcher.
     Pattern("world-size", r"(?:world_size|WORLD_SIZE|num_processes)[=: ]+\d+", "world"),
