@@ -160,7 +160,7 @@ def _check_links(entries: list[Entry]) -> None:
             if c.needs_context and c.otherwise is None:
                 raise LibraryError(f"{c.full_id}: needs_context needs `otherwise`, the cause it is without it")
             for key, target in (("confirmed_as", c.confirmed_as), ("in_worker", c.in_worker),
-                                ("otherwise", c.otherwise)):
+                                ("otherwise", c.otherwise), ("stranded_as", c.stranded_as)):
                 if target is not None and target not in causes:
                     raise LibraryError(f"{c.full_id}: {key} names unknown cause {target!r}")
         cids = [c.id for c in e.causes]

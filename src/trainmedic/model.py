@@ -73,6 +73,7 @@ class Cause:
     in_worker: str | None = None  # what this cause is when it happens inside one of the entry's workers
     fallback: bool = False  # stands for a failure no signature knows: leads only when nothing else does
     scale_floor: float | None = None  # its warnings are a failure once the loss scale they name falls this low
+    stranded_as: str | None = None  # an OOM whose own figures show more cached-but-free memory than it asked for
     stack_waits: tuple[str, ...] = ()  # functions a process interrupted while waiting on this cause sits in
     owns_frames: tuple[str, ...] = ()  # a traceback through these paths is this cause's, not a failure of its own
     needs_context: tuple[str, ...] = ()  # the incident must show one of these, else it is `otherwise`

@@ -125,6 +125,7 @@ class CauseSpec(_Strict):
     in_worker: str | None = None
     fallback: bool = False
     scale_floor: float | None = None
+    stranded_as: str | None = None
     stack_waits: list[str] = []
     owns_frames: list[str] = []
     needs_context: list[str] = []
@@ -199,6 +200,7 @@ def _to_entry(spec: EntrySpec, source: str) -> Entry:
             in_worker=c.in_worker,
             fallback=c.fallback,
             scale_floor=c.scale_floor,
+            stranded_as=c.stranded_as,
             stack_waits=tuple(c.stack_waits),
             owns_frames=tuple(c.owns_frames),
             needs_context=tuple(c.needs_context),

@@ -30,7 +30,7 @@ from trainmedic.model import (
     SummaryRecord,
     Verdict,
 )
-from trainmedic.reason import confidence
+from trainmedic.reason import confidence, memory
 from trainmedic.reason import facts as machine
 from trainmedic.reason.events import build_events, pid_of, precursors, strength, with_cause
 
@@ -226,6 +226,7 @@ def _progress(ctx: Context) -> dict[int | None, RankProgress]:
 
 def reason(ctx: Context) -> Diagnosis:
     events = build_events(ctx.library, list(ctx.scans))
+    events = [_stranded(ctx.library, e) for e in events]
     events, confirmed = _link_kills(ctx, events)
     records = [r for s in ctx.scans for r in s.summaries]
     inputs = tuple(s.summary() for s in ctx.scans)
@@ -302,6 +303,16 @@ def reason(ctx: Context) -> Diagnosis:
 SCALE_IN_TEXT = re.compile(
     r"(?:[Ss]cale(?::| to| from [0-9.e+-]+ to)|[Rr]educing(?: loss scale)? to) *"
     r"([0-9]+(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?)\b")
+
+
+def _stranded(library: Library, e: Event) -> Event:
+    """An OOM whose own figures show the cache held more free memory than the request (in gaps between
+    live tensors) is the allocator's fragmentation, not a full device (reason/memory.py)."""
+    target = library.cause(e.cause).stranded_as
+    if target is None or not any(memory.stranded(ln.text) for ln in e.evidence):
+        return e
+    return replace(e, cause=target, role=library.cause(target).role,
+                   fingerprints=((f"{target}#stranded-cache", e.weight),))
 
 
 def _scale_collapsed(ctx: Context, e: Event) -> bool:

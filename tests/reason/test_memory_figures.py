@@ -1,0 +1,44 @@
+"""The figures of a CUDA OOM message decide between a full device and a fragmented cache, in each
+wording torch has used (c10/cuda/CUDACachingAllocator.cpp across releases)."""
+
+from __future__ import annotations
+
+import pytest
+
+from trainmedic.api import Diagnoser
+from trainmedic.reason.memory import figures, stranded
+
+GiB = 2**30
+MiB = 2**20
+
+NEW_STRANDED = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.70 GiB. GPU 0 has a total capacity of "
+                "6.00 GiB of which 0 bytes is free. Of the allocated memory 2.93 GiB is allocated by PyTorch, and 2.30 GiB "
+                "is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting "
+                "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.")
+NEW_FULL = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+            "79.15 GiB of which 1.21 GiB is free. Of the allocated memory 75.02 GiB is allocated by PyTorch, and "
+            "1.42 GiB is reserved by PyTorch but unallocated.")
+MID_FULL = ("RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 10.76 GiB total capacity; 9.70 GiB "
+            "already allocated; 5.56 MiB free; 9.86 GiB reserved in total by PyTorch)")
+MID_STRANDED = ("RuntimeError: CUDA out of memory. Tried to allocate 512.00 MiB (GPU 0; 15.78 GiB total capacity; "
+                "4.12 GiB already allocated; 301.75 MiB free; 14.20 GiB reserved in total by PyTorch)")
+OLD_FULL = ("RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 11.17 GiB total capacity; 10.90 GiB "
+            "already allocated; 24.17 MiB free; 26.39 MiB cached)")
+
+
+def test_figures_in_each_wording() -> None:
+    assert figures(NEW_STRANDED) == (1.7 * GiB, 2.93 * GiB, 2.3 * GiB)
+    req, alloc, free = figures(MID_FULL) or (0, 0, 0)
+    assert (req, alloc) == (20 * MiB, 9.7 * GiB) and free == pytest.approx(0.16 * GiB)
+    assert figures(OLD_FULL) == (20 * MiB, 10.9 * GiB, 26.39 * MiB)
+    assert figures("CUDA out of memory. Tried to allocate 20.00 MiB") is None
+
+
+@pytest.mark.parametrize(("text", "fragmented"), [
+    (NEW_STRANDED, True), (MID_STRANDED, True), (NEW_FULL, False), (MID_FULL, False), (OLD_FULL, False),
+])
+def test_a_cache_with_more_free_gaps_than_the_request_is_fragmentation(text: str, fragmented: bool) -> None:
+    assert stranded(text) is fragmented
+    d = Diagnoser().diagnose(text.encode() + b"\n")
+    want = "cuda-memory-fragmentation/allocator-fragmentation" if fragmented else "cuda-out-of-memory/allocator-oom"
+    assert d.primary is not None and d.primary.id == want
