@@ -25,6 +25,7 @@ MORE_SPECIFIC = {
     ("launcher-teardown/failure-summary", "host-oom/sigkill"),  # "died with <Signals.SIGKILL: 9>"
     # Alone, the launcher's line that one rank failed on its own says which rank, not why.
     ("launcher-teardown/failure-summary", "unclassified-failure/process-exited"),
+    ("launcher-teardown/failure-summary", "native-crash/abort"),  # "failed (exitcode: -6)": the signal says SIGABRT
     # Alone, with no DataLoader in sight, CUDA re-initialised in a fork is the process-level cause.
     ("dataloader-worker-failure/cuda-in-forked-worker", "cuda-reinit-forked/fork-after-cuda-init"),
 }
