@@ -154,6 +154,7 @@ class Traceback:
     interrupted: bool = False  # Ctrl-C (KeyboardInterrupt, a "^C" echo): the frames show where it waited
     truncated: bool = False  # the log ends inside it: no exception line, only frames
     ignored: bool = False  # printed under "Exception ignored in": Python went on, it ended nothing
+    process: int | None = None  # mp.spawn's "-- Process N terminated with the following error:" above it
 
     @property
     def final(self) -> str:

@@ -16,8 +16,11 @@ from trainmedic.logs.attribution import host_from_path, parse_time, rank_from_pa
         ("17: step 10", 17, None, "step 10"),
         ("[1,5]<stderr>:RuntimeError: x", 5, None, "RuntimeError: x"),  # mpirun --tag-output
         ("[rank: 1] Epoch 3", 1, None, "Epoch 3"),  # Lightning
+        ("[RANK 1] 2026-05-19 10:10:29,701 [ERROR] GPU circuit breaker OPEN", 1, None,
+         "2026-05-19 10:10:29,701 [ERROR] GPU circuit breaker OPEN"),  # a project logger's own prefix
         ("node-7: [rank3]: ValueError: v", 3, "node-7", "ValueError: v"),  # pdsh host, then rank
         ("worker-1: [default0]:hello", 0, "worker-1", "hello"),  # DeepSpeed multi-node launcher
+        ("[default0]:[rank12]:[E817 17:40:34] x", 12, None, "[E817 17:40:34] x"),  # local tee prefix, then the global rank
         (
             "[E1129 16:29:22.217000 4711 ProcessGroupNCCL.cpp:616] [Rank 2] Watchdog caught collective",
             2, None, "[E1129 16:29:22.217000 4711 ProcessGroupNCCL.cpp:616] [Rank 2] Watchdog caught collective",

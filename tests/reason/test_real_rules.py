@@ -95,6 +95,8 @@ def test_a_scheduler_time_limit_is_not_a_hang() -> None:
     ("mr-hybrik-spawn-process3-sigkill", 3),  # mp.spawn: "process 3 terminated with signal SIGKILL"
     ("mr-codetr-rank5-cuda-oom", 5),  # only the launcher names the rank; its own error is not in the log
     ("dist-ufld-eval-rank0-others-timeout", 0),  # ranks 1-3 time out; rank 0 (evaluating) printed nothing
+    ("mr-edgeyolo-spawn-process1-invalid-ordinal", 1),  # mp.spawn: "-- Process 1 terminated with the following error:"
+    ("mr-megatron-mcore-tp1-rank0-index-assert", 0),  # unprefixed kernel asserts, then rank 0's cut traceback
 ])
 def test_the_initiating_rank_comes_from_what_launchers_and_messages_say(case_id: str, rank: int) -> None:
     d = _diagnose(case_id)

@@ -13,6 +13,7 @@ _RANK_PREFIXES = (
     re.compile(r"\[(?:rank|default)(\d{1,6})\]:[ ]?"),  # torchrun tee / torch>=2.2 traceback prefix
     re.compile(r"\[1,(\d{1,6})\]<(?:stdout|stderr)>:[ ]?"),  # mpirun --tag-output
     re.compile(r"\[rank: (\d{1,6})\] "),  # Lightning rank_prefixed_message
+    re.compile(r"\[RANK (\d{1,6})\] "),  # project loggers (SimpleTuner, ...); never a torch message's own "[Rank N]"
     re.compile(r" {0,5}(\d{1,5}): "),  # srun -l (right-aligned)
 )
 _HOST_PREFIX = re.compile(r"((?:[a-z][a-z0-9]*(?:[-.][a-z0-9]+)+)|(?:[a-z]+\d+)): ")
@@ -56,6 +57,7 @@ def split_prefix(text: str) -> Attribution:
     """Strip launcher prefixes and say which rank/host printed the line."""
     rank: int | None = None
     host: str | None = None
+    local = False
     pos = 0
     for _ in range(3):  # at most host + rank + a repeated rank prefix
         m = _HOST_PREFIX.match(text, pos) if host is None and rank is None else None
@@ -66,8 +68,10 @@ def split_prefix(text: str) -> Attribution:
         for rx in _RANK_PREFIXES:
             m = rx.match(text, pos)
             if m:
-                if rank is None:
+                # torchrun's tee prefix "[default0]:" counts local ranks; a "[rank12]:" after it is global.
+                if rank is None or (local and m.group(0).startswith("[rank")):
                     rank = int(m.group(1))
+                    local = m.group(0).startswith("[default")
                 pos = m.end()
                 break
         else:

@@ -118,6 +118,18 @@ def _lines_before(buf: bytes, pos: int, limit: int) -> list[bytes]:
     return out
 
 
+_SPAWN_HEADER = re.compile(rb"-- Process (\d{1,6}) terminated with the following error")
+
+
+def _spawned_process(above: list[bytes]) -> int | None:
+    """mp.spawn re-raises a child's traceback under "-- Process N terminated with the following error:":
+    that traceback is process N's (its rank, for the usual one process per rank)."""
+    for raw in above:
+        if m := _SPAWN_HEADER.search(raw[:200]):
+            return int(m.group(1))
+    return None
+
+
 def _starts_headless(tracebacks: list[Traceback], path: str, lineno: int, above: list[bytes]) -> bool:
     """A frame line starts a traceback of its own only outside every traceback read so far and with
     no frame or header in the three lines above (a code line and a caret line sit between frames)."""
@@ -256,10 +268,10 @@ class Reader:
                 elif not att.rest.lstrip().removeprefix("^C").startswith("Traceback"):
                     continue  # embedded in torchrun's summary; the summary parser reads it
                 if len(result.tracebacks) < 2000:
-                    tb = assemble_traceback(
-                        _lines_from(buf, at, 6000), path, lineno, att.rank if att.rank is not None else file_rank,
-                        headless=headless,
-                    )
+                    tb_rank = att.rank if att.rank is not None else file_rank
+                    tb = assemble_traceback(_lines_from(buf, at, 6000), path, lineno, tb_rank, headless=headless)
+                    if tb is not None and tb_rank is None:
+                        tb = replace(tb, process=_spawned_process(_lines_before(buf, at, 2)))
                     if tb is not None:
                         # "Exception ignored in: ..." (a destructor, an atexit hook): Python printed it
                         # and went on; the exception did not end the run.

@@ -244,7 +244,7 @@ def reason(ctx: Context) -> Diagnosis:
         events = [replace(e, rank=by_pid[e.pid]) if e.rank is None and e.pid in by_pid else e for e in events]
     # Local evidence first (a worker's unprefixed line just before its rank's traceback), then the
     # launcher's summary for what is still unranked.
-    initiating = _adopt_ranks([e for e in events if e.role == "initiating"])
+    initiating = _adopt_ranks([e for e in events if e.role == "initiating"], ctx.library.fallbacks)
     initiating = [
         replace(e, rank=_rank_from_summary(records)) if e.rank is None and records else e for e in initiating
     ]
@@ -325,16 +325,18 @@ def _scale_collapsed(ctx: Context, e: Event) -> bool:
     return bool(scales) and min(scales) <= floor
 
 
-def _adopt_ranks(events: list[Event], window: int = 60) -> list[Event]:
-    """An unranked line (a worker's own stderr) just before a ranked event of the same entry in the same
-    file belongs to that rank: the worker prints, then its rank's main process raises."""
+def _adopt_ranks(events: list[Event], fallbacks: frozenset[str] | set[str], window: int = 60) -> list[Event]:
+    """An unranked line (a worker's own stderr, a CUDA kernel's assert) just before a ranked event of the
+    same entry in the same file belongs to that rank: the process prints, then its rank raises. A ranked
+    traceback no signature explains (cut off, or an exception no entry knows) is taken for that same
+    error reaching Python."""
     ranked = [e for e in events if e.rank is not None]
     out = []
     for e in events:
         adopted = e
         if e.rank is None:
             entry = e.cause.split("/")[0]
-            near = [r for r in ranked if r.path == e.path and r.cause.split("/")[0] == entry
+            near = [r for r in ranked if r.path == e.path and (r.cause.split("/")[0] == entry or r.cause in fallbacks)
                     and 0 <= r.line - e.line <= window]
             if near:
                 adopted = replace(e, rank=min(near, key=lambda r: r.line).rank)

@@ -124,7 +124,7 @@ def _event(library: Library, matches: list[Match], tb: Traceback | None, order: 
     return Event(
         cause=best.cause,
         role=cause.role,
-        rank=first.rank,
+        rank=first.rank if first.rank is not None else (tb.process if tb is not None else None),
         host=next((m.line.host for m in matches if m.line.host), None),
         time=min(times) if times else None,
         path=first.path,
