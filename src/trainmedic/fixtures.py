@@ -12,6 +12,7 @@ from pathlib import Path
 
 from trainmedic.catalog import Library
 from trainmedic.model import Entry
+from trainmedic.util import linear
 
 _DIRECTIVE = re.compile(r"#! (match|no-match): (\S+)\s*$")
 
@@ -61,7 +62,7 @@ def check_fixtures(library: Library) -> list[str]:
                 continue
             cause = library.cause(fl.cause)
             hits = [f for f in cause.fingerprints
-                    if re.search(f.regex, fl.text, re.I if f.ignore_case else 0)]
+                    if linear.compile_text(f.regex, ignore_case=f.ignore_case).search(fl.text)]
             if fl.kind == "match":
                 if not hits:
                     problems.append(f"{where}:{fl.number}: should match {fl.cause} but no fingerprint does")

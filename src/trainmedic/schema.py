@@ -11,6 +11,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from trainmedic.model import CODE_KEYS, Cause, Entry, Fingerprint, LibraryError, MissingFact, Symptom
+from trainmedic.util import linear
 
 _KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when the wheel has it: much faster
@@ -97,6 +98,9 @@ class FingerprintSpec(_Strict):
         problem = newline_problem(v)
         if problem:
             raise ValueError(f"a fingerprint must stay within one line: {problem}")
+        refused = linear.problem(v)
+        if refused:
+            raise ValueError(refused)
         return v
 
 

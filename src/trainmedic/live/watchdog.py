@@ -15,12 +15,11 @@ import re
 from collections import deque
 
 from trainmedic.scan.database import PROGRESS
+from trainmedic.util import linear
 
 WATCHDOG_PREFIX = "[trainmedic] watchdog: no progress for"
-_PROGRESS = re.compile(
-    b"|".join(b"(?:" + p.regex.encode() + b")" for p in PROGRESS if p.kind == "progress"), re.MULTILINE
-)
-_TQDM_COUNT = re.compile(rb"(\d+)/(\d+) \[")
+_PROGRESS = linear.compile_bytes("|".join(f"(?:{p.regex})" for p in PROGRESS if p.kind == "progress"))
+_TQDM_COUNT = re.compile(rb"(\d{1,18}(?!\d))/(\d{1,18}(?!\d)) \[")
 _RECENT = 256  # progress lines remembered, to tell a new step from a repeated line
 STARTUP_FACTOR = 5  # default start-up allowance: this many hang timeouts
 

@@ -20,6 +20,7 @@ from trainmedic.logs.sources import InputError, Source, looks_binary
 from trainmedic.logs.tracebacks import assemble_traceback
 from trainmedic.model import Line, Match, RankProgress, ScanResult, SummaryRecord, Traceback
 from trainmedic.scan.database import PROGRESS, Pattern, Scanner, build_scanner
+from trainmedic.util import linear
 
 LOOKAHEAD = 1 << 20  # how far into the next block a traceback or summary may run
 TAIL = 256 << 10  # bytes at the end of each input read line by line for progress
@@ -28,11 +29,11 @@ HEAD_SAMPLE = 4 * 1024  # bytes at the start of each sampling region whose line 
 SAMPLE_EVERY = 4 << 20  # sampling regions, fixed in file offsets
 BEHIND = 64 * 1024  # how far back a summary record may look for its host and time
 
-_STEP = re.compile(r"(?:global_step|[Ss]tep|[Ii]ter(?:ation)?)[ =:]+(\d+)")
-_TQDM = re.compile(r"(\d+)/(\d+) \[")
-_EPOCH = re.compile(r"[Ee]poch[ =:]+(\d+)")
-_BRACKETED = re.compile(r"\[(\d+)/\d+\]")  # MMEngine's "[200/62598]": the iteration within the epoch
-_WORLD = re.compile(r"(?:world_size|WORLD_SIZE|num_processes)[=: ]+(\d+)")
+_STEP = re.compile(r"(?:global_step|[Ss]tep|[Ii]ter(?:ation)?)[ =:]+(\d{1,18}(?!\d))")
+_TQDM = re.compile(r"(\d{1,18}(?!\d))/(\d{1,18}(?!\d)) \[")
+_EPOCH = re.compile(r"[Ee]poch[ =:]+(\d{1,18}(?!\d))")
+_BRACKETED = re.compile(r"\[(\d{1,18}(?!\d))/\d+\]")  # MMEngine's "[200/62598]": the iteration within the epoch
+_WORLD = re.compile(r"(?:world_size|WORLD_SIZE|num_processes)[=: ]+(\d{1,18}(?!\d))")
 _KV = re.compile(r"(\w+) *: (.*)")
 
 
@@ -150,9 +151,10 @@ class Reader:
         self.block_size = block_size
         self.backend = backend
         self.scanner: Scanner = build_scanner(patterns, backend)
-        self.compiled = [re.compile(p.regex.encode(), re.I if p.ignore_case else 0) for p in patterns]
+        # Hyperscan nominates a line; RE2 confirms it, in time linear in the line whatever it holds.
+        self.compiled = [linear.compile_bytes(p.regex, ignore_case=p.ignore_case) for p in patterns]
         self.progress_scanner: Scanner = build_scanner(PROGRESS, backend)
-        self.progress_compiled = [re.compile(p.regex.encode(), re.MULTILINE) for p in PROGRESS]
+        self.progress_compiled = [linear.compile_bytes(p.regex) for p in PROGRESS]
 
     # ------------------------------------------------------------ one input
 
@@ -312,7 +314,7 @@ class Reader:
     def _summary_record(
         self, buf: bytes, start: int, raw: bytes, path: str, lineno: int, file_host: str | None
     ) -> SummaryRecord | None:
-        m = re.search(r"rank +: (\d+) \(local_rank: (\d+)\)", _decode(raw))
+        m = re.search(r"rank +: (\d{1,18}(?!\d)) \(local_rank: (\d{1,18}(?!\d))\)", _decode(raw))
         if not m:
             return None
         fields: dict[str, str] = {}
@@ -324,7 +326,7 @@ class Reader:
                 fields.setdefault(kv.group(1), kv.group(2).strip())
         root = any("Root Cause" in t for t in before)
         exitcode = pid = None
-        em = re.match(r"(-?\d+)(?: \(pid: (\d+)\))?", fields.get("exitcode", ""))
+        em = re.match(r"(-?\d{1,18}(?!\d))(?: \(pid: (\d{1,18}(?!\d))\))?", fields.get("exitcode", ""))
         if em:
             exitcode = int(em.group(1))
             pid = int(em.group(2)) if em.group(2) else None

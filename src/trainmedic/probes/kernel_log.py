@@ -26,7 +26,7 @@ import time as _time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from trainmedic.catalog import Library, load_library
 from trainmedic.probes.base import (
@@ -42,6 +42,7 @@ from trainmedic.probes.base import (
     unknown,
 )
 from trainmedic.scan.keywords import required_literals
+from trainmedic.util import linear
 
 RecordKind = Literal["oom-kill", "segfault", "trap"]
 FILE_TAIL_BYTES = 32 * 1024 * 1024  # the live probe reads only the end of a big kern.log
@@ -114,13 +115,13 @@ _CRASH_MARKS = ("segfault at", "traps:")  # crashes are no library kill record: 
 class OomFingerprints:
     """The fingerprints of the library's kill-record causes (kernel/cgroup OOM records), compiled."""
 
-    patterns: tuple[re.Pattern[str], ...]
+    patterns: tuple[Any, ...]  # RE2 programs (util/linear.py)
     marks: tuple[str, ...] | None  # one is in every OOM record or crash line; None: no cheap filter
 
     @classmethod
     def of(cls, library: Library) -> OomFingerprints:
         fingerprints = [fp for cause in library.causes() if cause.kill_record for fp in cause.fingerprints]
-        patterns = tuple(re.compile(fp.regex, re.IGNORECASE if fp.ignore_case else 0) for fp in fingerprints)
+        patterns = tuple(linear.compile_text(fp.regex, ignore_case=fp.ignore_case) for fp in fingerprints)
         marks = list(_CRASH_MARKS)
         for fp in fingerprints:
             found = required_literals(fp.regex, fp.ignore_case)
@@ -236,7 +237,7 @@ _SUMMARY = re.compile(r"oom-kill:constraint=(?P<constraint>[A-Z_]+)")
 _SUMMARY_TASK = re.compile(r",task=(?P<name>.*?),pid=\s*(?P<pid>\d+),uid=\s*(?P<uid>\d+)")
 _TASK_IN = re.compile(r"Task in (?P<task>\S+) killed as a result of limit of (?P<memcg>\S+)")
 _KB = {
-    name: re.compile(rf"\b{re.escape(key)}:(\d+)kB")
+    name: re.compile(rf"\b{re.escape(key)}:(\d{1,18}(?!\d))kB")
     for name, key in (
         ("total_vm_kb", "total-vm"),
         ("anon_rss_kb", "anon-rss"),
@@ -244,7 +245,7 @@ _KB = {
         ("shmem_rss_kb", "shmem-rss"),
     )
 }
-_UID = re.compile(r"\bUID:(\d+)")
+_UID = re.compile(r"\bUID:(\d{1,18}(?!\d))")
 _SEGV = re.compile(
     r"^(?P<name>.+?)\[(?P<pid>\d+)\]: segfault at (?P<addr>[0-9a-fA-Fx]+) ip (?P<ip>[0-9a-fA-Fx]+) "
     r"sp [0-9a-fA-Fx]+ error [0-9a-fA-F]+(?: in (?P<lib>[^\[\s]+)\[)?"
@@ -557,7 +558,7 @@ def _summary(records: list[KernelRecord], label: str, plural: str) -> str:
     return f"{len(records)} {noun} [{items}{more}]"
 
 
-_PID_NAME = re.compile(r"pid (\d+) \(([^)]*)\)(?: in (\S+?)(?=[,\]]))?")
+_PID_NAME = re.compile(r"pid (\d{1,18}(?!\d)) \(([^)]*)\)(?: in (\S+?)(?=[,\]]))?")
 
 
 def _items(value: DataValue) -> Iterator[tuple[DataValue, ...]]:

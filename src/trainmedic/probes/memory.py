@@ -133,7 +133,7 @@ class MemoryProbe:
     @staticmethod
     def data_from_value(value: str) -> dict[str, DataValue]:
         """`limit 2 GiB, ..., peak 1.9 GiB (cgroup v2); oom_kill 3`: sizes rounded to ~0.1 unit."""
-        kills = re.search(r"\boom_kill (\d+)", value)
+        kills = re.search(r"\boom_kill (\d{1,18}(?!\d))", value)
         return {
             "cgroup_limit_bytes": size_after("limit", value),
             "cgroup_peak_bytes": size_after("peak", value),

@@ -511,7 +511,7 @@ def _suspects(ctx: Context, events: list[Event], progress: dict[int | None, Rank
     return silent, "silent"
 
 
-_SEQ = re.compile(r"\bSeqNum=(\d+)|last completed NCCL work: (\d+)")
+_SEQ = re.compile(r"\bSeqNum=(\d{1,18}(?!\d))|last completed NCCL work: (\d{1,18}(?!\d))")
 
 
 def _behind_in_collectives(cascades: list[Event]) -> int | None:

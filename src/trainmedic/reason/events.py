@@ -10,7 +10,7 @@ from trainmedic.catalog import Library
 from trainmedic.model import Cause, Event, Fingerprint, Line, Match, ScanResult, Traceback
 
 _PID = re.compile(
-    r"\(pid(?:\(s\))?:? (\d+)|[Kk]illed process (\d+)|\bpid[=: ]+(\d+)|by PID (\d+)|[Ss]ending process (\d+)"
+    r"\(pid(?:\(s\))?:? (\d{1,18}(?!\d))|[Kk]illed process (\d{1,18}(?!\d))|\bpid[=: ]+(\d{1,18}(?!\d))|by PID (\d{1,18}(?!\d))|[Ss]ending process (\d{1,18}(?!\d))"
 )
 
 

@@ -15,7 +15,7 @@ SMALL_SHM = 256 << 20  # a /dev/shm this small is exhausted by a few prefetched 
 LARGE_SHM = 4 << 30
 LOW_NOFILE = 4096
 HIGH_NOFILE = 65536
-_PID = re.compile(r"pid (\d+) \(([^)]*)\)")
+_PID = re.compile(r"pid (\d{1,18}(?!\d)) \(([^)]*)\)")
 
 
 def _int(facts: tuple[Fact, ...], fact_id: str) -> int | None:

@@ -12,9 +12,10 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from trainmedic.catalog import Library
+from trainmedic.util import linear
 
 Kind = Literal["fingerprint", "traceback", "summary", "world", "progress", "done", "context"]
 
@@ -69,11 +70,9 @@ class Scanner(Protocol):
 class PatternSet:
     patterns: tuple[Pattern, ...]
 
-    def compiled(self) -> list[re.Pattern[bytes]]:
-        return [
-            re.compile(p.regex.encode(), re.MULTILINE | (re.IGNORECASE if p.ignore_case else 0))
-            for p in self.patterns
-        ]
+    def compiled(self) -> list[Any]:
+        """RE2 programs (util/linear.py): linear in the block whatever it holds."""
+        return [linear.compile_bytes(p.regex, ignore_case=p.ignore_case) for p in self.patterns]
 
 
 def library_patterns(library: Library) -> list[Pattern]:
