@@ -237,7 +237,7 @@ _SUMMARY = re.compile(r"oom-kill:constraint=(?P<constraint>[A-Z_]+)")
 _SUMMARY_TASK = re.compile(r",task=(?P<name>.*?),pid=\s*(?P<pid>\d+),uid=\s*(?P<uid>\d+)")
 _TASK_IN = re.compile(r"Task in (?P<task>\S+) killed as a result of limit of (?P<memcg>\S+)")
 _KB = {
-    name: re.compile(rf"\b{re.escape(key)}:(\d{1,18}(?!\d))kB")
+    name: re.compile(rf"\b{re.escape(key)}:(\d{{1,18}})kB")
     for name, key in (
         ("total_vm_kb", "total-vm"),
         ("anon_rss_kb", "anon-rss"),

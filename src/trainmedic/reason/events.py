@@ -9,8 +9,9 @@ from dataclasses import replace
 from trainmedic.catalog import Library
 from trainmedic.model import Cause, Event, Fingerprint, Line, Match, ScanResult, Traceback
 
+_N = r"(\d{1,18}(?!\d))"  # a number int() can take: no longer digit strings
 _PID = re.compile(
-    r"\(pid(?:\(s\))?:? (\d{1,18}(?!\d))|[Kk]illed process (\d{1,18}(?!\d))|\bpid[=: ]+(\d{1,18}(?!\d))|by PID (\d{1,18}(?!\d))|[Ss]ending process (\d{1,18}(?!\d))"
+    rf"\(pid(?:\(s\))?:? {_N}|[Kk]illed process {_N}|\bpid[=: ]+{_N}|by PID {_N}|[Ss]ending process {_N}"
 )
 
 
