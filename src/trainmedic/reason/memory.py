@@ -18,7 +18,8 @@ _REQUEST = re.compile(r"Tried to allocate " + _SIZE)
 # PyTorch but unallocated."
 _NEW = re.compile(_SIZE + r" is allocated by PyTorch, and " + _SIZE + r" is reserved by PyTorch but unallocated")
 # torch 1.5 - 2.0: "9.70 GiB already allocated; 5.56 MiB free; 9.86 GiB reserved in total by PyTorch"
-_RESERVED = re.compile(_SIZE + r" already allocated;[^;\n]{0,80}; " + _SIZE + r" reserved in total by PyTorch")
+# (R's torch binding prints the same message with "Pytorch".)
+_RESERVED = re.compile(_SIZE + r" already allocated;[^;\n]{0,80}; " + _SIZE + r" reserved in total by Py[Tt]orch")
 # torch < 1.5: "6.63 GiB already allocated; 11.06 MiB free; 180.42 MiB cached" (cached = reserved - allocated)
 _CACHED = re.compile(_SIZE + r" already allocated;[^;\n]{0,80}; " + _SIZE + r" cached\)")
 
