@@ -74,6 +74,8 @@ class Cause:
     fallback: bool = False  # stands for a failure no signature knows: leads only when nothing else does
     scale_floor: float | None = None  # its warnings are a failure once the loss scale they name falls this low
     stranded_as: str | None = None  # an OOM whose own figures show more cached-but-free memory than it asked for
+    data_wait_share: float | None = None  # metric lines where waiting for data takes this share of step time
+    loss_jump: float | None = None  # a loss this many times the rank's earlier minimum, still there at the end
     stack_waits: tuple[str, ...] = ()  # functions a process interrupted while waiting on this cause sits in
     owns_frames: tuple[str, ...] = ()  # a traceback through these paths is this cause's, not a failure of its own
     needs_context: tuple[str, ...] = ()  # the incident must show one of these, else it is `otherwise`
@@ -290,6 +292,15 @@ class RankProgress:
     path: str
     line: int
     text: str
+    # What the rank's metric lines said along the way (the tail of its log): time waiting for data
+    # against step time, and its loss. Pattern-shaped failures are read from these (reason/patterns.py).
+    data_time: float = 0.0
+    step_time: float = 0.0
+    timed: int = 0  # metric lines that gave both
+    loss_min: float | None = None
+    loss_last: float | None = None
+    losses: int = 0
+    spike: tuple[int, str, float] | None = None  # (line, text, loss / earlier minimum) of the largest jump
 
     def to_json(self) -> dict[str, Any]:
         return {"rank": self.rank, "step": self.step, "path": self.path, "line": self.line, "text": self.text}

@@ -130,6 +130,8 @@ class CauseSpec(_Strict):
     fallback: bool = False
     scale_floor: float | None = None
     stranded_as: str | None = None
+    data_wait_share: float | None = Field(default=None, gt=0.0, lt=1.0)
+    loss_jump: float | None = Field(default=None, gt=1.0)
     stack_waits: list[str] = []
     owns_frames: list[str] = []
     needs_context: list[str] = []
@@ -205,6 +207,8 @@ def _to_entry(spec: EntrySpec, source: str) -> Entry:
             fallback=c.fallback,
             scale_floor=c.scale_floor,
             stranded_as=c.stranded_as,
+            data_wait_share=c.data_wait_share,
+            loss_jump=c.loss_jump,
             stack_waits=tuple(c.stack_waits),
             owns_frames=tuple(c.owns_frames),
             needs_context=tuple(c.needs_context),

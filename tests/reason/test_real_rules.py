@@ -185,3 +185,20 @@ def test_a_loss_scale_ten_halvings_down_is_a_run_that_no_longer_learns() -> None
     assert d.verdict == "failure" and d.primary is not None and d.primary.id == "nan-loss/fp16-overflow"
     early = b"[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768\nstep 10 loss 2.1\n"
     assert Diagnoser().diagnose(early).verdict == "healthy"
+
+
+def test_a_step_that_mostly_waits_for_data_is_input_starvation() -> None:
+    d = _diagnose("more2-starvation-mmdet-cascade-data-time-dominates")  # data_time 1.4-1.7 s of 1.8-2.0 s
+    assert d.verdict == "failure" and d.primary is not None
+    assert d.primary.id == "input-pipeline-starvation/slow-input"
+    fed = "".join(f"Epoch [1][{i}/900]\tlr: 0.02, time: 1.201, data_time: 0.004, loss: 0.8\n" for i in range(50, 300, 50))
+    assert Diagnoser().diagnose(fed.encode()).verdict == "healthy"
+
+
+def test_a_loss_that_jumps_and_stays_up_is_a_loss_spike() -> None:
+    d = _diagnose("more2-loss-spike-zsd-mmdet-explodes-iter150")  # 0.85 -> 63118 -> 1e13
+    assert d.verdict == "failure" and d.primary is not None and d.primary.id == "loss-spike/spike-detected"
+    back = "".join(f"Epoch [1][{i}/900]\ttime: 1.2, data_time: 0.01, loss: {v}\n"
+                   for i, v in zip(range(50, 450, 50), [0.9, 0.8, 0.7, 0.7, 4000.0, 3.0, 0.9, 0.7], strict=True))
+    d = Diagnoser().diagnose(back.encode())
+    assert d.verdict == "healthy" and any("came back" in n for n in d.notes)

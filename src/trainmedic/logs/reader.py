@@ -35,6 +35,13 @@ _EPOCH = re.compile(r"[Ee]poch[ =:]+(\d{1,18}(?!\d))")
 _BRACKETED = re.compile(r"\[(\d{1,18}(?!\d))/\d+\]")  # MMEngine's "[200/62598]": the iteration within the epoch
 _WORLD = re.compile(r"(?:world_size|WORLD_SIZE|num_processes)[=: ]+(\d{1,18}(?!\d))")
 _KV = re.compile(r"(\w+) *: (.*)")
+# Metric lines: time spent waiting for data against step time (MMEngine/MMCV/detectron2 "time: 2.01,
+# data_time: 1.65"; pytorch/examples' AverageMeter "Time  0.512 ( 0.520)  Data  0.412 ( 0.415)"), and the loss.
+_NUM = r"(\d{1,12}(?:\.\d{1,12})?)"
+_DATA_TIME = re.compile(r"\bdata_time[:=] ?" + _NUM)
+_STEP_TIME = re.compile(r"(?<![\w.])time[:=] ?" + _NUM)
+_METERS = re.compile(r"\bTime +" + _NUM + r" \( *[0-9.]{1,20}\)[ \t]+Data +" + _NUM + r" \(")
+_LOSS = re.compile(r"(?<![\w.'])'?loss'?[:=] ?" + _NUM[:-1] + r"(?:e[+-]?\d{1,3})?)")
 
 
 @dataclass
@@ -393,7 +400,34 @@ class Reader:
                 result.tqdm_incomplete.pop(rank, None)
             prev = result.progress.get(rank)
             if prev is None or prev.line <= cursor_line:
-                result.progress[rank] = RankProgress(rank, step, path, cursor_line, att.rest.strip()[:300])
+                now = RankProgress(rank, step, path, cursor_line, att.rest.strip()[:300])
+                result.progress[rank] = _metrics(prev, now, att.rest[:2000])
+
+
+def _metrics(prev: RankProgress | None, now: RankProgress, text: str) -> RankProgress:
+    """Carry a rank's running metric figures over to its newest progress line, adding this line's."""
+    if prev is not None:
+        now = replace(now, data_time=prev.data_time, step_time=prev.step_time, timed=prev.timed,
+                      loss_min=prev.loss_min, loss_last=prev.loss_last, losses=prev.losses, spike=prev.spike)
+    meters = _METERS.search(text)
+    data, step = (_DATA_TIME.search(text), _STEP_TIME.search(text)) if meters is None else (None, None)
+    if meters is not None:
+        now = replace(now, step_time=now.step_time + float(meters[1]), data_time=now.data_time + float(meters[2]),
+                      timed=now.timed + 1)
+    elif data is not None and step is not None:
+        now = replace(now, step_time=now.step_time + float(step[1]), data_time=now.data_time + float(data[1]),
+                      timed=now.timed + 1)
+    loss_m = _LOSS.search(text)
+    if loss_m is not None:
+        loss = float(loss_m[1])
+        spike = now.spike
+        if now.loss_min is not None and now.losses >= 3 and now.loss_min > 0:
+            ratio = loss / now.loss_min
+            if spike is None or ratio > spike[2]:
+                spike = (now.line, now.text, ratio)
+        low = loss if now.loss_min is None else min(now.loss_min, loss)
+        now = replace(now, loss_min=low, loss_last=loss, losses=now.losses + 1, spike=spike)
+    return now
 
 
 class ScanState:

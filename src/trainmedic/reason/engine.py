@@ -30,7 +30,7 @@ from trainmedic.model import (
     SummaryRecord,
     Verdict,
 )
-from trainmedic.reason import confidence, memory
+from trainmedic.reason import confidence, memory, patterns
 from trainmedic.reason import facts as machine
 from trainmedic.reason.events import build_events, pid_of, precursors, strength, with_cause
 
@@ -294,6 +294,20 @@ def reason(ctx: Context) -> Diagnosis:
         return _from_initiating(ctx, base, initiating, collateral_events, confirmed, context, warnings)
     if collateral_events:
         return _cascade_only(ctx, base, collateral_events, progress)
+    found = [f for f in (patterns.loss_jumped(ctx.library, progress), patterns.starved(ctx.library, progress))
+             if f is not None]
+    gone = [f for f in found if not f.failed]
+    if gone:
+        base = replace(base, notes=(*base.notes, *(f"{f.why} at {f.progress.path}:{f.line}; training went on"
+                                                   for f in gone)))
+    failed = next((f for f in found if f.failed), None)
+    if failed is not None:
+        # No line says so, but the metric lines do: a pattern-shaped failure (reason/patterns.py).
+        p = failed.progress
+        ev = (Evidence(p.path, failed.line, p.rank, failed.text),)
+        primary = _finding(ctx, failed.cause, confidence_=0.75, rank=p.rank, host=None, time=None, evidence=ev,
+                           missing=_missing(ctx, failed.cause), why=failed.why)
+        return replace(base, verdict="failure", primary=primary)
     return _hang_or_healthy(ctx, base, progress)
 
 

@@ -47,8 +47,10 @@ PROGRESS: tuple[Pattern, ...] = (
     Pattern("step", r"(?:global_step|[Ss]tep|[Ii]ter(?:ation)?)[ =:]+\d+", "progress"),
     Pattern("hf-log", r"\{'loss': ", "progress"),
     Pattern("epoch", r"[Ee]poch[ =:]+\d+", "progress"),
-    # MMCV/MMEngine: "Epoch [1][200/62598]", "Epoch(train) [1][200/1000]", "Iter(train) [200/1000]".
-    Pattern("mm-epoch-iter", r"(?:[Ee]poch|Iter)(?:\((?:train|val)\))? ?\[\d+(?:/\d+)?\](?:\[\d+/\d+\])?", "progress"),
+    # MMCV/MMEngine: "Epoch [1][200/62598]", "Epoch(train) [1][200/1000]", "Iter(train) [200/1000]";
+    # pytorch/examples' ProgressMeter: "Epoch: [0][ 10/5005]".
+    Pattern("mm-epoch-iter", r"(?:[Ee]poch|Iter)(?:\((?:train|val)\))?:? {0,4}\[\d+(?:/\d+)?\](?:\[ *\d+/\d+\])?",
+            "progress"),
     Pattern("train-done", r"(?:[Tt]raining (?:completed|finished|complete)|'train_runtime'|"
             r"[Ff]inished training|`Trainer\.fit` stopped|max_epochs=\d+. reached|"
             r"[Tt]raining done|[Ss]aving final|WorkerState\.SUCCEEDED|worker group successfully finished)", "done"),
