@@ -3,6 +3,8 @@ and numbers of any length never crash it. Each of these ran for minutes or raise
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.conftest import run_cli
@@ -49,3 +51,56 @@ def test_a_number_longer_than_python_converts_is_no_crash(line: bytes) -> None:
 def test_the_library_refuses_a_pattern_that_would_need_backtracking(regex: str) -> None:
     with pytest.raises((ValueError, LibraryError), match="RE2 cannot compile"):
         FingerprintSpec(id="x", regex=regex, weight=0.5)
+
+
+LOG = b"step 1 loss 0.5\nRuntimeError: CUDA error: an illegal memory access was encountered\n" * 200
+
+
+def _compressed(kind: str, data: bytes) -> bytes:
+    import bz2
+    import gzip
+    import lzma
+
+    import zstandard
+
+    return {"gz": gzip.compress, "bz2": bz2.compress, "xz": lzma.compress,
+            "zst": zstandard.ZstdCompressor().compress}[kind](data)
+
+
+@pytest.mark.parametrize("kind", ["gz", "bz2", "xz", "zst"])
+def test_a_truncated_or_damaged_compressed_log_is_one_line_and_exit_2(kind: str, tmp_path: Path) -> None:
+    whole = _compressed(kind, LOG)
+    cut = tmp_path / f"cut.log.{kind}"
+    cut.write_bytes(whole[: len(whole) // 2])
+    damaged = tmp_path / f"bad.log.{kind}"
+    damaged.write_bytes(whole[:12] + bytes(b ^ 0x5A for b in whole[12:40]) + whole[40:])
+    for path in (cut, damaged):
+        before = path.read_bytes()
+        result = run_cli("diagnose", str(path))
+        assert result.code == 2, (path.name, result.out, result.err)
+        assert "Traceback" not in result.err and len(result.err.strip().splitlines()) == 1
+        assert path.read_bytes() == before  # nothing the user gave is changed
+
+
+def test_zstd_frames_one_after_another_and_long_windows_are_read(tmp_path: Path) -> None:
+    import zstandard
+
+    two = tmp_path / "two.log.zst"
+    two.write_bytes(zstandard.ZstdCompressor().compress(LOG) + zstandard.ZstdCompressor().compress(LOG))
+    long = tmp_path / "long.log.zst"  # what `zstd --long=30` writes: a window over the default limit
+    params = zstandard.ZstdCompressionParameters.from_level(3, window_log=30)
+    streaming = zstandard.ZstdCompressor(compression_params=params).compressobj()  # no size: the window stays
+    long.write_bytes(streaming.compress(LOG) + streaming.flush())
+    assert zstandard.get_frame_parameters(long.read_bytes()).window_size == 1 << 30
+    for path in (two, long):
+        result = run_cli("diagnose", str(path), "--format", "json")
+        assert result.code == 1, result.err
+        assert result.json()["primary"]["id"] == "cuda-illegal-memory-access/illegal-address"
+
+
+@pytest.mark.timeout(120)
+def test_a_flood_of_traceback_markers_is_read_once_each() -> None:
+    # 200,000 headers with nothing after them: each assembly read up to 6,000 lines (5 minutes).
+    flood = b"Traceback (most recent call last):\n" * 200_000
+    d = Diagnoser().diagnose(Named("flood.log", flood))
+    assert d.verdict in ("healthy", "failure")

@@ -11,6 +11,7 @@ import io
 import lzma
 import os
 import stat
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -104,17 +105,108 @@ def _decompressing(stream: _Peekable, name: str) -> BinaryIO:
     buffered = io.BufferedReader(stream, buffer_size=1 << 20)
     if kind is None:
         return buffered
+    inner: io.RawIOBase | BinaryIO
     if kind == "gzip":
-        return gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[return-value]  # a BinaryIO in practice
-    if kind == "bz2":
-        return bz2.BZ2File(buffered, mode="rb")  # type: ignore[return-value]
-    if kind == "xz":
-        return lzma.LZMAFile(buffered, mode="rb")  # type: ignore[return-value]
+        inner = gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[assignment]  # a BinaryIO in practice
+    elif kind == "bz2":
+        inner = bz2.BZ2File(buffered, mode="rb")  # type: ignore[assignment]
+    elif kind == "xz":
+        inner = lzma.LZMAFile(buffered, mode="rb")  # type: ignore[assignment]
+    else:
+        inner = _Zstd(buffered)
+    return io.BufferedReader(_Checked(inner, name, kind), buffer_size=1 << 20)  # type: ignore[return-value]
+
+
+# What a damaged or cut compressed stream raises, by library: zlib and gzip (zlib.error, EOFError,
+# BadGzipFile), bz2 and lzma (OSError, EOFError, LZMAError), zstandard (ZstdError).
+_CORRUPT: tuple[type[BaseException], ...] = (EOFError, OSError, ValueError, lzma.LZMAError, zlib.error)
+
+
+class _Checked(io.RawIOBase):
+    """A decompressing stream whose damage is an InputError (one line, exit 2), never a traceback."""
+
+    def __init__(self, inner: io.RawIOBase | BinaryIO, name: str, kind: str) -> None:
+        self._inner = inner
+        self._name = name
+        self._kind = kind
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: bytearray | memoryview) -> int:  # type: ignore[override]
+        try:
+            data = self._inner.read(len(b))
+        except InputError:
+            raise
+        except (*_CORRUPT, *_zstd_errors()) as exc:
+            raise InputError(f"{self._name}: damaged or truncated {self._kind} data ({exc})") from exc
+        n = len(data or b"")
+        memoryview(b)[:n] = data or b""
+        return n
+
+    def close(self) -> None:
+        try:
+            self._inner.close()
+        finally:
+            super().close()
+
+
+def _zstd_errors() -> tuple[type[BaseException], ...]:
     try:
         import zstandard
-    except ImportError as exc:  # pragma: no cover - zstandard is a core dependency
-        raise InputError(f"{name}: zstd input needs the 'zstandard' package") from exc
-    return zstandard.ZstdDecompressor().stream_reader(buffered, read_across_frames=True)  # type: ignore[no-any-return,unused-ignore]  # untyped without stubs
+    except ImportError:  # pragma: no cover - zstandard is a core dependency
+        return ()
+    return (zstandard.ZstdError,)
+
+
+class _Zstd(io.RawIOBase):
+    """zstd frames, one after another, with a cut last frame reported (zstandard's stream reader
+    returns nothing for it and ends quietly). Windows up to 2 GiB are accepted (`zstd --long=31`).
+    Compressed input goes in small pieces, so one call never makes more than a bounded output."""
+
+    STEP = 4096  # compressed bytes per call: even a maximal ratio stays a bounded burst of output
+
+    def __init__(self, raw: BinaryIO) -> None:
+        import zstandard
+
+        self._raw = raw
+        self._new = zstandard.ZstdDecompressor(max_window_size=1 << 31).decompressobj
+        self._d = self._new()
+        self._fed = False  # the current frame has been given input
+        self._out = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: bytearray | memoryview) -> int:  # type: ignore[override]
+        while not self._out:
+            chunk = self._raw.read(self.STEP)
+            if not chunk:
+                if self._fed and not self._d.eof:
+                    raise EOFError("the last zstd frame is cut off")
+                return 0
+            self._out = self._feed(chunk)
+        n = min(len(b), len(self._out))
+        memoryview(b)[:n] = self._out[:n]
+        self._out = self._out[n:]
+        return n
+
+    def _feed(self, chunk: bytes) -> bytes:
+        out = []
+        while chunk:
+            self._fed = True
+            out.append(self._d.decompress(chunk))
+            chunk = b""
+            if self._d.eof:  # the frame ended; what follows is the next frame
+                chunk = self._d.unused_data
+                self._d, self._fed = self._new(), False
+        return b"".join(out)
+
+    def close(self) -> None:
+        try:
+            self._raw.close()
+        finally:
+            super().close()
 
 
 def looks_binary(sample: bytes) -> bool:

@@ -61,7 +61,12 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
                 frames.append(stripped)
                 last = first_line + idx
                 continue
-            if stripped.startswith(("Traceback (most recent call last):", "Original Traceback")):
+            if stripped.startswith("Traceback (most recent call last):"):
+                # A second header before any exception line: this traceback was cut there, and the
+                # next one is read from its own marker (reading on would make a flood of markers
+                # cost markers x lines).
+                break
+            if stripped.startswith("Original Traceback"):
                 last = first_line + idx
                 continue
             exceptions.append(stripped)
