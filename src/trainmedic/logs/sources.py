@@ -105,13 +105,14 @@ def _decompressing(stream: _Peekable, name: str) -> BinaryIO:
     buffered = io.BufferedReader(stream, buffer_size=1 << 20)
     if kind is None:
         return buffered
+    # The streams outlive this function (the caller closes what it gets): no context managers here.
     inner: io.RawIOBase | BinaryIO
     if kind == "gzip":
         inner = gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[assignment]  # a BinaryIO in practice
     elif kind == "bz2":
         inner = bz2.BZ2File(buffered, mode="rb")  # type: ignore[assignment]
     elif kind == "xz":
-        inner = lzma.LZMAFile(buffered, mode="rb")  # type: ignore[assignment]
+        inner = lzma.LZMAFile(buffered, mode="rb")  # type: ignore[assignment]  # noqa: SIM115
     else:
         inner = _Zstd(buffered)
     return io.BufferedReader(_Checked(inner, name, kind), buffer_size=1 << 20)  # type: ignore[return-value]
