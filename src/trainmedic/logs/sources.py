@@ -115,7 +115,7 @@ def _decompressing(stream: _Peekable, name: str) -> BinaryIO:
         inner = lzma.LZMAFile(buffered, mode="rb")  # type: ignore[assignment]  # noqa: SIM115
     else:
         inner = _Zstd(buffered)
-    return io.BufferedReader(_Checked(inner, name, kind), buffer_size=1 << 20)  # type: ignore[return-value]
+    return io.BufferedReader(_Checked(inner, name, kind), buffer_size=1 << 20)
 
 
 # What a damaged or cut compressed stream raises, by library: zlib and gzip (zlib.error, EOFError,
