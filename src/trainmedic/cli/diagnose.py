@@ -57,9 +57,10 @@ def run(args: argparse.Namespace, env: Env) -> int:
     except InputError as exc:
         env.error(str(exc))
         return ExitCode.USAGE
+    env.pending_exit = ExitCode.HEALTHY if diagnosis.verdict == "healthy" else ExitCode.FOUND
     FORMATS[fmt](diagnosis, env.stdout, env.stdout_isatty and fmt == "text")
     env.stdout.flush()
-    return ExitCode.HEALTHY if diagnosis.verdict == "healthy" else ExitCode.FOUND
+    return env.pending_exit
 
 
 def _facts(args: argparse.Namespace) -> list[Fact]:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import importlib.util
+import os
 import sys
 from collections.abc import Sequence
 from typing import Protocol
@@ -96,7 +98,25 @@ def main(argv: Sequence[str] | None = None, env: Env | None = None) -> int:
         env.error("interrupted")
         return ExitCode.INTERRUPTED
     except BrokenPipeError:
-        return ExitCode.HEALTHY
+        # The reader went away (`| head`): what was found still decides the exit code.
+        _quiet_stdout()
+        return env.pending_exit if env.pending_exit is not None else ExitCode.HEALTHY
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EBADF, errno.EIO):
+            raise
+        _quiet_stdout()
+        env.error(f"cannot write the output: {exc.strerror or exc}")
+        return ExitCode.USAGE
+
+
+def _quiet_stdout() -> None:
+    """After a failed write, point stdout at /dev/null so Python's exit-time flush stays silent."""
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def entry() -> None:

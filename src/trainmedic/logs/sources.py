@@ -68,7 +68,10 @@ class _Peekable(io.RawIOBase):
 
     def peek(self, n: int) -> bytes:
         while len(self._head) < n:
-            chunk = self._raw.read(n - len(self._head))
+            try:
+                chunk = self._raw.read(n - len(self._head))
+            except ValueError as exc:  # a closed standard input (`<&-`)
+                raise InputError("standard input is closed") from exc
             if not chunk:
                 break
             self._head += chunk
@@ -236,6 +239,8 @@ def expand(paths: list[str]) -> list[Source]:
     sources: list[Source] = []
     if not paths:
         raise InputError("no input given: pass log files, a directory, or '-' for standard input")
+    if paths.count("-") > 1:
+        raise InputError("'-' (standard input) is given more than once; it can be read only once")
     for raw in paths:
         if raw == "-":
             sources.append(Source("<stdin>", None, None))
