@@ -104,3 +104,24 @@ def test_a_flood_of_traceback_markers_is_read_once_each() -> None:
     flood = b"Traceback (most recent call last):\n" * 200_000
     d = Diagnoser().diagnose(Named("flood.log", flood))
     assert d.verdict in ("healthy", "failure")
+
+
+TEXT = "step 1 loss 0.5\nRuntimeError: CUDA error: an illegal memory access was encountered\n"
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le"])
+def test_utf16_and_utf32_logs_are_read_as_text(encoding: str) -> None:
+    # PowerShell's `>` writes UTF-16 LE with a BOM; other tools write it without one.
+    d = Diagnoser().diagnose(Named("ps.log", (TEXT * 50).encode(encoding)))
+    assert d.primary is not None and d.primary.id == "cuda-illegal-memory-access/illegal-address"
+
+
+def test_a_log_padded_with_nuls_by_a_crash_is_still_a_log() -> None:
+    padded = (("step 1\n" * 1200) + TEXT).encode() + b"\x00" * 1024  # 9 KB of log, 1 KB of padding
+    d = Diagnoser().diagnose(Named("crash.log", padded))
+    assert d.primary is not None and d.primary.id == "cuda-illegal-memory-access/illegal-address"
+
+
+def test_binary_data_is_still_refused() -> None:
+    result = run_cli("diagnose", "-", stdin=bytes(range(256)) * 100)
+    assert result.code == 2 and "binary" in result.err

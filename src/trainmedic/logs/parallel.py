@@ -21,7 +21,7 @@ from typing import Any, BinaryIO
 
 from trainmedic.logs.attribution import host_from_path, rank_from_path
 from trainmedic.logs.reader import BEHIND, LOOKAHEAD, MAX_HITS_PER_PATTERN, Found, Reader, ScanState
-from trainmedic.logs.sources import Source, compression_of
+from trainmedic.logs.sources import Source, compression_of, wide_encoding
 from trainmedic.model import ScanResult
 from trainmedic.scan.database import Pattern
 
@@ -183,9 +183,9 @@ def scan_parallel(reader: Reader, source: Source, on_bytes: Callable[[int], None
     if jobs < 2:
         return None
     with source.path.open("rb") as f:
-        head = f.read(8)
-    if compression_of(head) is not None:
-        return None
+        head = f.read(256)
+    if compression_of(head) is not None or wide_encoding(head) is not None:
+        return None  # cut only where a byte offset is a line start in the text read
     size = source.size or source.path.stat().st_size
     # fork is safe only when nothing else runs in this process; then the workers start at once.
     use_fork = threading.active_count() == 1 and "fork" in mp.get_all_start_methods()

@@ -6,10 +6,12 @@ Compression is detected from magic bytes, not file names, because rotated and re
 from __future__ import annotations
 
 import bz2
+import codecs
 import gzip
 import io
 import lzma
 import os
+import re
 import stat
 import zlib
 from collections.abc import Iterator
@@ -28,6 +30,7 @@ _SAMPLE = 64 * 1024
 # messages end with a NUL byte and coloured logs carry ESC sequences.
 _BINARY_BYTES = bytes(b for b in range(32) if b not in (0, 9, 10, 11, 12, 13, 27)) + b"\x7f"
 _BINARY_TABLE = bytes.maketrans(b"", b"")
+_NUL_RUN = re.compile(rb"\x00{16,}")
 
 
 class InputError(Exception):
@@ -47,7 +50,7 @@ class Source:
         if self.path is None:
             if stdin is None:
                 raise InputError("standard input is not available")
-            return _decompressing(_Peekable(stdin), self.name)
+            return _text(_decompressing(_Peekable(stdin), self.name))
         try:
             raw: BinaryIO = self.path.open("rb")  # caller closes; the stream outlives this frame
         except PermissionError as exc:
@@ -56,7 +59,7 @@ class Source:
             raise InputError(f"{self.name}: is a directory") from exc
         except OSError as exc:
             raise InputError(f"{self.name}: cannot open: {exc.strerror or exc}") from exc
-        return _decompressing(_Peekable(raw), self.name)
+        return _text(_decompressing(_Peekable(raw), self.name))
 
 
 class _Peekable(io.RawIOBase):
@@ -119,6 +122,69 @@ def _decompressing(stream: _Peekable, name: str) -> BinaryIO:
     else:
         inner = _Zstd(buffered)
     return io.BufferedReader(_Checked(inner, name, kind), buffer_size=1 << 20)
+
+
+def wide_encoding(head: bytes) -> str | None:
+    """UTF-16 or UTF-32 (PowerShell's `>` writes UTF-16 LE with a BOM), from a BOM or from the NUL
+    pattern ASCII text leaves in them; None for UTF-8, Latin-1 and anything else byte-oriented."""
+    if head.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        return "utf-32"
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "utf-16"
+    sample = head[:256] if len(head) >= 256 else head[: len(head) - len(head) % 4]
+    if len(sample) < 8:
+        return None
+    lanes = [sample[i::4].count(0) / (len(sample) // 4) for i in range(4)]
+    if lanes[1] > 0.9 and lanes[2] > 0.9 and lanes[3] > 0.9 and lanes[0] < 0.1:
+        return "utf-32-le"
+    if lanes[0] > 0.9 and lanes[1] > 0.9 and lanes[2] > 0.9 and lanes[3] < 0.1:
+        return "utf-32-be"
+    odd = (lanes[1] + lanes[3]) / 2
+    even = (lanes[0] + lanes[2]) / 2
+    if odd > 0.9 and even < 0.1:
+        return "utf-16-le"
+    if even > 0.9 and odd < 0.1:
+        return "utf-16-be"
+    return None
+
+
+class _Transcoded(io.RawIOBase):
+    """A UTF-16/32 log read as UTF-8, so every pattern and offset works on it as on any other log."""
+
+    def __init__(self, raw: BinaryIO, encoding: str) -> None:
+        self._raw = raw
+        self._decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+        self._out = b""
+        self._eof = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: bytearray | memoryview) -> int:  # type: ignore[override]
+        while not self._out and not self._eof:
+            chunk = self._raw.read(1 << 20)
+            self._eof = not chunk
+            self._out = self._decoder.decode(chunk, final=self._eof).encode("utf-8")
+        n = min(len(b), len(self._out))
+        memoryview(b)[:n] = self._out[:n]
+        self._out = self._out[n:]
+        return n
+
+    def close(self) -> None:
+        try:
+            self._raw.close()
+        finally:
+            super().close()
+
+
+def _text(stream: BinaryIO) -> BinaryIO:
+    """The stream as UTF-8 bytes: wide encodings are transcoded, everything else passes as it is."""
+    peek = getattr(stream, "peek", None)
+    head = peek(256)[:256] if peek is not None else b""
+    encoding = wide_encoding(head)
+    if encoding is None:
+        return stream
+    return io.BufferedReader(_Transcoded(stream, encoding), buffer_size=1 << 20)
 
 
 # What a damaged or cut compressed stream raises, by library: zlib and gzip (zlib.error, EOFError,
@@ -218,8 +284,9 @@ def looks_binary(sample: bytes) -> bool:
     if not sample:
         return False
     bad = len(sample) - len(sample.translate(_BINARY_TABLE, _BINARY_BYTES))
-    nul = sample.count(b"\x00")
-    # A crash message adds a handful of NULs; binary files are full of them.
+    # A crash message adds a handful of NULs, and a file cut by a crash is padded with a run of them;
+    # binary files have them scattered everywhere.
+    nul = sample.count(b"\x00") - sum(len(run) for run in _NUL_RUN.findall(sample))
     return bad / len(sample) > 0.05 or nul / len(sample) > 0.10
 
 
