@@ -144,8 +144,19 @@ _EPOCH = re.compile(r"(?<![\d.])(1[5-9]\d{8}(?:\.\d{1,6})?)(?![\d.])")
 _MONTHS = {m: i for i, m in enumerate(calendar.month_abbr) if m}
 
 
+# Times a report can print in any timezone: 1970 to the end of 9998 (year 9999 with an offset, or
+# year 1, would overflow datetime when shown).
+_LATEST = 253_370_764_800.0
+
+
 def parse_time(text: str, year: int | None = None) -> float | None:
-    """Seconds since the epoch (UTC) from the first timestamp in the line's first 200 characters."""
+    """Seconds since the epoch (UTC) from the first timestamp in the line's first 200 characters;
+    None for none, or for one outside the years a report can show."""
+    t = _parse_time(text, year)
+    return t if t is not None and 0.0 <= t <= _LATEST else None
+
+
+def _parse_time(text: str, year: int | None = None) -> float | None:
     head = text[:200]
     m = _ISO.search(head)
     if m:

@@ -577,9 +577,12 @@ def _when(v: str, what: str) -> dt.datetime | None:
     try:
         if len(v) == 10:
             return dt.datetime.combine(dt.date.fromisoformat(v), dt.time())
-        return dt.datetime.fromisoformat(v.replace("Z", "+00:00"))
-    except ValueError:
-        raise HTTPException(422, f"{what}: expected YYYY-MM-DD or an ISO time, got {v!r}") from None
+        when = dt.datetime.fromisoformat(v.replace("Z", "+00:00"))
+        if when.tzinfo is not None:
+            when.astimezone(dt.timezone.utc)  # year 9999 with a negative offset overflows here, not later
+        return when
+    except (ValueError, OverflowError):
+        raise HTTPException(422, f"{what}: expected YYYY-MM-DD or an ISO time, got {v[:40]!r}") from None
 
 
 async def _read_uploads(request: Request, cap: int) -> list[Upload]:
