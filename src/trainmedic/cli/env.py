@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, TextIO
 
+from trainmedic.util.text import printable
+
 
 def _stdin() -> BinaryIO:
     """Standard input; when the shell closed it (`<&-`), a closed stream: reading it is an input error."""
@@ -45,7 +47,7 @@ class Env:
 
     def error(self, message: str) -> None:
         """One clear line on stderr: what went wrong and, where it helps, what to do."""
-        one_line = " ".join(message.split())
+        one_line = printable(" ".join(message.split()))
         try:
             self.stderr.write(f"trainmedic: error: {one_line}\n")
             self.stderr.flush()

@@ -6,7 +6,7 @@ from typing import TextIO
 
 from trainmedic.model import Diagnosis
 from trainmedic.report.common import HEADLINES, collateral_by_rank, where
-from trainmedic.util.text import code_fence, rank_label
+from trainmedic.util.text import code_fence, md_inline, printable, rank_label
 
 
 def render(d: Diagnosis, out: TextIO, _color: bool = False) -> None:
@@ -16,11 +16,12 @@ def render(d: Diagnosis, out: TextIO, _color: bool = False) -> None:
     if p is None:
         w("No initiating failure, collateral failure or stall was found in the inputs.\n")
     else:
-        w(f"**{p.title}** (`{p.id}`), confidence {p.confidence:.0%}\n\n")
-        w(f"- Where: {where(p)}\n- Why: {p.why}\n\n")
+        w(f"**{md_inline(p.title)}** (`{p.id}`), confidence {p.confidence:.0%}\n\n")
+        w(f"- Where: {md_inline(where(p))}\n- Why: {md_inline(p.why)}\n\n")
         if p.evidence:
             w("### Evidence\n\n")
-            w(code_fence("\n".join(f"{e.path}:{e.line} [{rank_label(e.rank)}] {e.text}" for e in p.evidence)))
+            w(code_fence(printable("\n".join(f"{e.path}:{e.line} [{rank_label(e.rank)}] {e.text}"
+                                              for e in p.evidence))))
             w("\n\n")
         if p.fix:
             w("### Fix\n\n" + "".join(f"{i}. {s}\n" for i, s in enumerate(p.fix, 1)) + "\n")
@@ -31,19 +32,19 @@ def render(d: Diagnosis, out: TextIO, _color: bool = False) -> None:
     used = [f for f in d.facts if f.effect]
     if used:
         w("### Machine facts used\n\n" + "".join(
-            f"- `{f.id}` = {f.value} ({f.source}): {f.effect}\n" for f in used) + "\n")
+            f"- `{f.id}` = {md_inline(f.value)} ({md_inline(f.source)}): {md_inline(f.effect)}\n" for f in used) + "\n")
     if d.alternatives:
         w("### Alternatives\n\n" + "".join(
-            f"- `{a.id}` ({a.confidence:.0%}): {a.why}\n" for a in d.alternatives) + "\n")
+            f"- `{a.id}` ({a.confidence:.0%}): {md_inline(a.why)}\n" for a in d.alternatives) + "\n")
     if d.collateral:
         w("### Collateral\n\n")
         for rank, items in collateral_by_rank(d):
-            w(f"- {rank}: {', '.join(items[:6])}{' …' if len(items) > 6 else ''}\n")
+            w(f"- {md_inline(rank)}: {md_inline(', '.join(items[:6]))}{' …' if len(items) > 6 else ''}\n")
         w("\n")
     if d.verdict == "hang" and d.progress:
         w("### Last progress per rank\n\n" + "".join(
-            f"- {rank_label(pr.rank)}: step {pr.step} ({pr.path}:{pr.line})\n" for pr in d.progress) + "\n")
+            f"- {rank_label(pr.rank)}: step {pr.step} ({md_inline(pr.path)}:{pr.line})\n" for pr in d.progress) + "\n")
     for note in d.notes:
-        w(f"> {note}\n")
-    w("\n_Inputs: " + ", ".join(f"{i.path} ({i.lines} lines)" for i in d.inputs[:10])
+        w(f"> {md_inline(note)}\n")
+    w("\n_Inputs: " + ", ".join(f"{md_inline(i.path)} ({i.lines} lines)" for i in d.inputs[:10])
       + (" …" if len(d.inputs) > 10 else "") + "_\n")

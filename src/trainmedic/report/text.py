@@ -9,7 +9,13 @@ from rich.markup import escape
 
 from trainmedic.model import Diagnosis
 from trainmedic.report.common import HEADLINES, collateral_by_rank, where
-from trainmedic.util.text import rank_label
+from trainmedic.util.text import printable, rank_label
+
+
+def _safe(text: str) -> str:
+    """Log text and file names as plain text: no rich markup, no terminal control characters."""
+    return escape(printable(text))
+
 
 _STYLE = {"failure": "bold red", "hang": "bold yellow", "healthy": "bold green"}
 
@@ -22,45 +28,45 @@ def render(d: Diagnosis, out: TextIO, color: bool = False) -> None:
     if p is None:
         con.print(f"{head}: no initiating failure, collateral failure or stall was found.")
     else:
-        con.print(f"{head}: [bold]{escape(p.title)}[/]")
-        con.print(f"  id [cyan]{p.id}[/]   confidence [bold]{p.confidence:.0%}[/]   {escape(where(p))}")
-        con.print(f"  {escape(p.why)}")
+        con.print(f"{head}: [bold]{_safe(p.title)}[/]")
+        con.print(f"  id [cyan]{p.id}[/]   confidence [bold]{p.confidence:.0%}[/]   {_safe(where(p))}")
+        con.print(f"  {_safe(p.why)}")
         if p.evidence:
             con.print("[bold]Evidence[/]")
             for e in p.evidence:
-                con.print(f"  [dim]{escape(e.path)}:{e.line}[/] [magenta]{rank_label(e.rank)}[/]  {escape(e.text)}")
+                con.print(f"  [dim]{_safe(e.path)}:{e.line}[/] [magenta]{rank_label(e.rank)}[/]  {_safe(e.text)}")
         if p.fix:
             con.print("[bold]Fix[/]")
             for i, step in enumerate(p.fix, 1):
-                con.print(f"  {i}. {escape(step)}")
+                con.print(f"  {i}. {_safe(step)}")
         if p.verify:
             con.print("[bold]Verify[/]")
             for cmd in p.verify:
-                con.print(f"  $ {escape(cmd)}")
+                con.print(f"  $ {_safe(cmd)}")
         if p.missing:
             con.print("[bold]Missing facts[/] (the evidence cannot decide without them)")
             for m in p.missing:
-                con.print(f"  - {escape(m.fact)}: [green]{escape(m.command)}[/]")
+                con.print(f"  - {_safe(m.fact)}: [green]{_safe(m.command)}[/]")
     used = [f for f in d.facts if f.effect]
     if used:
         con.print("[bold]Machine facts used[/]")
         for f in used:
-            con.print(f"  - {escape(f.id)} = {escape(f.value)}  [dim]({escape(f.source)})[/]: {escape(f.effect)}")
+            con.print(f"  - {_safe(f.id)} = {_safe(f.value)}  [dim]({_safe(f.source)})[/]: {_safe(f.effect)}")
     if d.alternatives:
         con.print("[bold]Alternatives[/]")
         for a in d.alternatives:
-            con.print(f"  - [cyan]{a.id}[/] {a.confidence:.0%}: {escape(a.why)}")
+            con.print(f"  - [cyan]{a.id}[/] {a.confidence:.0%}: {_safe(a.why)}")
     if d.collateral:
         con.print("[bold]Collateral[/] (explained by the primary failure)")
         for rank, items in collateral_by_rank(d):
             shown = ", ".join(items[:4]) + (f" (+{len(items) - 4} more)" if len(items) > 4 else "")
-            con.print(f"  [magenta]{rank}[/]: {escape(shown)}")
+            con.print(f"  [magenta]{rank}[/]: {_safe(shown)}")
     if d.verdict == "hang" and d.progress:
         con.print("[bold]Last progress per rank[/]")
         for pr in d.progress:
-            con.print(f"  {rank_label(pr.rank)}: step {pr.step}  [dim]{escape(pr.path)}:{pr.line}[/]")
+            con.print(f"  {rank_label(pr.rank)}: step {pr.step}  [dim]{_safe(pr.path)}:{pr.line}[/]")
     for note in d.notes:
-        con.print(f"[dim]note: {escape(note)}[/]")
+        con.print(f"[dim]note: {_safe(note)}[/]")
     total = sum(i.bytes for i in d.inputs)
     con.print(f"[dim]read {len(d.inputs)} input(s), {total:,} bytes, "
               f"{sum(i.lines for i in d.inputs):,} lines[/]")

@@ -39,3 +39,21 @@ def decode_line(raw: bytes) -> str:
     """One log line as text, the way the reader decodes it: UTF-8 with replacements, NULs dropped,
     the line ending removed."""
     return raw.decode("utf-8", errors="replace").replace("\x00", "").rstrip("\r\n")
+
+
+# C0 controls but tab, DEL, and the C1 controls (U+0080-U+009F, where U+009B is a one-character CSI):
+# a file name or a log line carrying them must not move the cursor, retitle or recolour a terminal.
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x09), *range(0x0A, 0x20), 0x7F, *range(0x80, 0xA0))}
+
+
+def printable(text: str) -> str:
+    """`text` with every control character shown as `\\xNN` instead of acting on the terminal."""
+    return text.translate(_CONTROLS)
+
+
+_MARKDOWN = {ord(c): f"\\{c}" for c in "\\`*_[]|#"} | {ord("<"): "&lt;", ord(">"): "&gt;", ord("&"): "&amp;"}
+
+
+def md_inline(text: str) -> str:
+    """Text from a log or a file name, safe inside markdown prose: no markup, no HTML, no controls."""
+    return printable(text).translate(_MARKDOWN)
