@@ -125,3 +125,17 @@ def test_a_log_padded_with_nuls_by_a_crash_is_still_a_log() -> None:
 def test_binary_data_is_still_refused() -> None:
     result = run_cli("diagnose", "-", stdin=bytes(range(256)) * 100)
     assert result.code == 2 and "binary" in result.err
+
+
+def test_a_kernel_log_is_read_in_bounded_memory_and_binaries_are_refused(tmp_path: Path) -> None:
+    log = tmp_path / "a.log"
+    log.write_bytes(LOG)
+    for bad in ("/dev/zero", "/bin/sh"):
+        result = run_cli("diagnose", str(log), "--dmesg", bad)
+        assert result.code == 2 and "binary" in result.err, result.err
+    long = tmp_path / "kern.log"  # one 3 MB line, then a real record
+    long.write_bytes(b"a" * 3_000_000 + b"\n[ 1.0] Out of memory: Killed process 4242 (python) total-vm:1kB\n")
+    from trainmedic.probes.facts import kernel_records_from_file
+
+    records = kernel_records_from_file(long)
+    assert [r.pid for r in records] == [4242]

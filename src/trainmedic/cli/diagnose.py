@@ -7,6 +7,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
+from trainmedic.catalog import Library
 from trainmedic.cli.env import Env
 from trainmedic.cli.options import add_format_options, add_library_option, chosen_format, open_library
 from trainmedic.model import ExitCode, Fact
@@ -40,7 +41,7 @@ def run(args: argparse.Namespace, env: Env) -> int:
     if library is None:
         return ExitCode.USAGE
     try:
-        facts = _facts(args)
+        facts = _facts(args, library)
     except (OSError, ValueError) as exc:
         env.error(str(exc))
         return ExitCode.USAGE
@@ -63,7 +64,7 @@ def run(args: argparse.Namespace, env: Env) -> int:
     return env.pending_exit
 
 
-def _facts(args: argparse.Namespace) -> list[Fact]:
+def _facts(args: argparse.Namespace, library: Library) -> list[Fact]:
     """Facts from --probe, --facts and --dmesg; a bad file raises with a one-line message."""
     if not (args.probe or args.facts or args.dmesg):
         return []
@@ -83,7 +84,7 @@ def _facts(args: argparse.Namespace) -> list[Fact]:
         out.extend(facts_from_doctor_json(path))
     for path in args.dmesg:
         try:
-            records = kernel_records_from_file(path)
+            records = kernel_records_from_file(path, library=library)
         except OSError as exc:
             raise ValueError(f"{path}: cannot read kernel log: {exc.strerror or exc}") from None
         out.extend(kernel_facts(records, str(path)))

@@ -286,7 +286,10 @@ def looks_binary(sample: bytes) -> bool:
     bad = len(sample) - len(sample.translate(_BINARY_TABLE, _BINARY_BYTES))
     # A crash message adds a handful of NULs, and a file cut by a crash is padded with a run of them;
     # binary files have them scattered everywhere.
-    nul = sample.count(b"\x00") - sum(len(run) for run in _NUL_RUN.findall(sample))
+    padding = sum(len(run) for run in _NUL_RUN.findall(sample))
+    if padding == len(sample):
+        return True  # nothing but NULs (/dev/zero, a zeroed file): no text at all
+    nul = sample.count(b"\x00") - padding
     return bad / len(sample) > 0.05 or nul / len(sample) > 0.10
 
 

@@ -11,14 +11,13 @@ torch.start_method. Values are strings; byte counts are plain integers.
 
 from __future__ import annotations
 
-import gzip
 import json
 import socket
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from trainmedic.catalog import Library
 from trainmedic.model import Fact
@@ -121,10 +120,49 @@ def facts_from_doctor_json(path: str | Path) -> list[Fact]:
 # ------------------------------------------------------------------ saved kernel logs
 
 
+MAX_KERNEL_LINE = 1 << 16  # kernel lines are short; the rest of a longer one is skipped, never held
+
+
 def _lines(path: Path) -> Iterator[str]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8", errors="replace") as f:
-        yield from f
+    """The file's lines, read as logs are (any compression, UTF-16, binary refused), each bounded:
+    memory stays flat whatever the file holds (`--dmesg /dev/zero`)."""
+    from trainmedic.logs.sources import InputError, Source, looks_binary
+
+    try:
+        stream = Source(str(path), path, None).open()
+    except InputError as exc:
+        raise OSError(str(exc)) from None  # unreadable: the OSError this module's callers expect
+    with stream:
+        try:
+            first = stream.read(1 << 16)
+            if looks_binary(first):
+                raise ValueError(f"{path}: looks like a binary file, not a kernel log")
+            for raw in _bounded_lines(first, stream):
+                yield raw.decode("utf-8", errors="replace")
+        except InputError as exc:
+            raise OSError(str(exc)) from None
+
+
+def _bounded_lines(first: bytes, stream: BinaryIO) -> Iterator[bytes]:
+    """Lines of `first` and then of `stream`, each cut at MAX_KERNEL_LINE bytes (the rest skipped)."""
+    buf, skipping = first, False
+    while True:
+        nl = buf.find(b"\n")
+        if nl >= 0:
+            if not skipping:
+                yield buf[: min(nl, MAX_KERNEL_LINE)]
+            buf, skipping = buf[nl + 1 :], False
+            continue
+        if len(buf) > MAX_KERNEL_LINE:
+            if not skipping:
+                yield buf[:MAX_KERNEL_LINE]
+            buf, skipping = b"", True
+        chunk = stream.read(1 << 16)
+        if not chunk:
+            if buf and not skipping:
+                yield buf
+            return
+        buf += chunk
 
 
 def kernel_records_from_file(
