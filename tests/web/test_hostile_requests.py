@@ -23,3 +23,56 @@ def test_timestamps_at_the_edge_of_the_calendar_are_shown_or_ignored(stamp: str,
     assert page.status_code == 200
     assert client.get("/api/diagnoses", params={"since": stamp}).status_code in (200, 422)
     assert client.get("/history", params={"since": stamp}).status_code in (200, 422)
+
+
+LOG = "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+
+
+@pytest.mark.parametrize("headers", [
+    {"origin": "null"},  # a sandboxed iframe auto-submitting a form
+    {"origin": "https://evil.example"},
+    {"sec-fetch-site": "cross-site"},
+    {"sec-fetch-site": "same-site"},
+])
+def test_a_post_from_another_site_stores_nothing(headers: dict[str, str], client: Any) -> None:
+    r = client.post("/api/diagnose", data={"text": LOG}, headers=headers)
+    assert r.status_code == 403
+    assert client.get("/api/diagnoses").json()["items"] == []
+
+
+def test_the_apps_own_page_and_scripts_are_served(client: Any) -> None:
+    assert client.post("/api/diagnose", json={"text": LOG}, headers={"origin": "http://testserver",
+                                                                       "sec-fetch-site": "same-origin"}).status_code == 200
+    assert client.post("/api/diagnose", json={"text": LOG}).status_code == 200  # curl sends neither header
+
+
+@pytest.mark.parametrize(("host", "ok"), [
+    ("[::1]:8765", True), ("localhost:8765", True), ("127.0.0.1", True),
+    ("evil.example:8765", False), ("[::2]:8765", False), ("attacker.example", False),
+])
+def test_only_the_names_the_server_answers_to_are_served_over_ipv6_too(host: str, ok: bool,
+                                                                       app_factory: Any) -> None:
+    from fastapi.testclient import TestClient
+
+    from trainmedic.web.server import LOOPBACK_NAMES
+
+    with TestClient(app_factory(allowed_hosts=(*LOOPBACK_NAMES, "::1"))) as c:
+        r = c.get("/", headers={"host": host})
+    assert (r.status_code == 200) is ok, (host, r.status_code)
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1"])
+def test_serve_refuses_a_cap_that_is_not_a_size(value: str) -> None:
+    result = run_cli("serve", "--max-upload-mb", value, "--port", "0")
+    assert result.code == 2 and "Traceback" not in result.err and "max-upload-mb" in result.err
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1", "localhost"])
+def test_a_loopback_server_checks_the_host_header_for_ipv6_too(host: str) -> None:
+    from trainmedic.cli.serve import allowed_hosts
+    from trainmedic.web.app import host_name
+    from trainmedic.web.server import LOOPBACK_NAMES
+
+    allowed = allowed_hosts(host, True, LOOPBACK_NAMES)
+    assert allowed is not None and host_name("[::1]:8765") in {host_name(h) for h in allowed}
+    assert host_name("evil.example:8765") not in {host_name(h) for h in allowed}

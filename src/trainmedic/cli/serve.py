@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 
 from trainmedic.cli.env import Env
 from trainmedic.cli.options import add_library_option
@@ -22,6 +23,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_library_option(p)
 
 
+def allowed_hosts(host: str, loopback: bool, loopback_names: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The Host headers a loopback server answers (against DNS rebinding), IPv6 literals included;
+    None (any) when it was bound to a public address on purpose."""
+    return (*loopback_names, host) if loopback else None
+
+
 def run(args: argparse.Namespace, env: Env) -> int:
     try:
         from trainmedic.web.app import Settings, create_app
@@ -35,7 +42,7 @@ def run(args: argparse.Namespace, env: Env) -> int:
     if not 0 <= args.port <= 65535:
         env.error(f"--port {args.port}: expected 0..65535")
         return ExitCode.USAGE
-    if args.max_upload_mb <= 0:
+    if not math.isfinite(args.max_upload_mb) or args.max_upload_mb <= 0:
         env.error("--max-upload-mb must be positive")
         return ExitCode.USAGE
     loopback = is_loopback(args.host)
@@ -44,8 +51,7 @@ def run(args: argparse.Namespace, env: Env) -> int:
         settings = Settings(
             db_url=args.db,
             max_upload_bytes=int(args.max_upload_mb * (1 << 20)),
-            # Host-header check against DNS rebinding; IPv6 literals are left to the loopback bind.
-            allowed_hosts=(*LOOPBACK_NAMES, args.host) if loopback and ":" not in args.host else None,
+            allowed_hosts=allowed_hosts(args.host, loopback, LOOPBACK_NAMES),
             library=library,
             environ=env.environ,
         )

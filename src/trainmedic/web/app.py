@@ -151,6 +151,32 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
+def host_name(header: str) -> str:
+    """The host of a Host header without its port, IPv6 literals included ("[::1]:8000" -> "::1")."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        return header[1 : header.find("]")] if "]" in header else header
+    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
+
+
+class HostCheck:
+    """DNS rebinding: a page on another site that resolves its own name to 127.0.0.1 reaches this
+    server with its own name in Host. Only the names the server was started for are answered."""
+
+    def __init__(self, app: ASGIApp, allowed: tuple[str, ...]) -> None:
+        self.app = app
+        self.allowed = {host_name(h) for h in allowed}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            host = next((v.decode("latin-1") for k, v in scope.get("headers", []) if k == b"host"), "")
+            if host_name(host) not in self.allowed:
+                response = PlainTextResponse("invalid host header", status_code=400)
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 class Guard:
     """Upload cap (413 before the body is read, or as soon as a chunked body passes it) and the
     security headers on every response."""
@@ -301,12 +327,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return page("error.html", 404, page_title="Not found", message=what)
 
     def check_origin(request: Request) -> None:
-        """A browser on another site may post a form here; refuse it (no CSRF into the history)."""
+        """A browser on another site may post a form here; refuse it (no CSRF into the history). A
+        sandboxed iframe or a data: page sends `Origin: null`: that is no origin of this app either.
+        Clients that are not browsers (curl, scripts) send neither header and are served."""
         origin = request.headers.get("origin")
-        if origin and origin != "null":
+        if origin is not None:
             host = request.headers.get("host", "")
-            if origin.split("://", 1)[-1] != host:
+            if origin == "null" or origin.split("://", 1)[-1] != host:
                 raise HTTPException(403, "cross-origin request refused")
+        site = request.headers.get("sec-fetch-site")
+        if site is not None and site not in ("same-origin", "none"):
+            raise HTTPException(403, "cross-site request refused")
 
     # ------------------------------------------------------------ API
 
@@ -544,9 +575,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return JSONResponse({"detail": _first_error(exc.errors())}, status_code=422)
 
     if settings.allowed_hosts:
-        from starlette.middleware.trustedhost import TrustedHostMiddleware
-
-        app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(settings.allowed_hosts))
+        app.add_middleware(HostCheck, allowed=settings.allowed_hosts)
     app.add_middleware(Guard, max_bytes=settings.max_upload_bytes)
     return app
 
