@@ -342,6 +342,7 @@ class ScanResult:
     done: bool = False  # the log printed a line that says training finished
     last_line_rank: Mapping[int | None, int] = field(default_factory=dict)
     dropped: Mapping[str, int] = field(default_factory=dict)  # fingerprint key -> hits not kept
+    cut_lines: int = 0  # lines too long for a block, read only to their first MAX_LINE bytes
     contexts: frozenset[str] = frozenset()  # the library's context marks this input mentions somewhere
 
     def summary(self) -> InputSummary:

@@ -139,3 +139,22 @@ def test_a_kernel_log_is_read_in_bounded_memory_and_binaries_are_refused(tmp_pat
 
     records = kernel_records_from_file(long)
     assert [r.pid for r in records] == [4242]
+
+
+def test_a_line_longer_than_the_reader_keeps_is_noted(tmp_path: Path) -> None:
+    log = tmp_path / "long.log"
+    log.write_bytes(b"step 1\n" + TEXT.encode().rstrip(b"\n") + b" " + b"x" * (9 << 20) + b"\nstep 2\n")
+    d = Diagnoser(parallel=False).diagnose(log)
+    assert d.primary is not None and d.primary.id == "cuda-illegal-memory-access/illegal-address"
+    assert any("too long to keep whole" in n for n in d.notes)
+
+
+def test_nits_that_crashed(tmp_path: Path) -> None:
+    log = tmp_path / "a.log"
+    log.write_bytes(TEXT.encode())
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    result = run_cli("diagnose", str(log), "--facts", str(deep))
+    assert result.code == 2 and "deep.json" in result.err and "Traceback" not in result.err
+    result = run_cli("watch", "--interval", "nan", str(log))
+    assert result.code == 2 and "--interval" in result.err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -76,3 +77,10 @@ def test_a_loopback_server_checks_the_host_header_for_ipv6_too(host: str) -> Non
     allowed = allowed_hosts(host, True, LOOPBACK_NAMES)
     assert allowed is not None and host_name("[::1]:8765") in {host_name(h) for h in allowed}
     assert host_name("evil.example:8765") not in {host_name(h) for h in allowed}
+
+
+def test_a_history_database_that_cannot_be_created_is_one_line(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    result = run_cli("serve", "--db", f"sqlite:///{blocker}/sub/history.db", "--port", "0")
+    assert result.code == 2 and "Traceback" not in result.err and "history database" in result.err

@@ -70,7 +70,7 @@ def run(args: argparse.Namespace, env: Env) -> int:
     url = url_of(sock)
     env.stdout.write(f"trainmedic: serving on {url}  (history: {app.state.store.display_url()})\n")
     if not loopback:
-        env.stdout.write("trainmedic: warning: listening beyond this machine; anyone who can reach it can read "
+        env.stderr.write("trainmedic: warning: listening beyond this machine; anyone who can reach it can read "
                          "the history. Put it behind an authenticating proxy.\n")
     env.stdout.write("trainmedic: press Ctrl+C to stop\n")
     env.stdout.flush()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from trainmedic.cli.env import Env
@@ -42,7 +43,8 @@ def run(args: argparse.Namespace, env: Env) -> int:
     library = open_library(args.library, env)
     if library is None:
         return ExitCode.USAGE
-    if args.interval <= 0 or any(t is not None and t <= 0 for t in (args.hang_timeout, args.startup_timeout)):
+    times = (args.interval, args.hang_timeout, args.startup_timeout)
+    if any(t is not None and not (math.isfinite(t) and t > 0) for t in times):
         env.error("--interval, --hang-timeout and --startup-timeout must be positive numbers of seconds")
         return ExitCode.USAGE
     for raw in args.paths:

@@ -28,6 +28,7 @@ class BlockSplitter:
         self.max_line = max_line
         self._carry = b""
         self._skipping = False  # inside an over-long line whose head was already emitted
+        self.cut = 0  # lines longer than max_line, read only to their first max_line bytes
 
     @property
     def pending(self) -> int:
@@ -46,6 +47,7 @@ class BlockSplitter:
             data = self._carry + chunk if self._carry else chunk
             if len(data) > self.max_line:
                 self._carry, self._skipping = b"", True
+                self.cut += 1
                 return strip_ansi(data[: self.max_line] + b"\n")
             self._carry = data
             return None
@@ -58,6 +60,7 @@ class BlockSplitter:
         if len(self._carry) > self.max_line:
             head += self._carry[: self.max_line] + b"\n"
             self._carry, self._skipping = b"", True
+            self.cut += 1
         return strip_ansi(head)
 
     def finish(self) -> bytes | None:

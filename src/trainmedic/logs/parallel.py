@@ -147,6 +147,7 @@ def merge(source: Source, parts: list[ScanResult]) -> ScanResult:
         out.contexts |= shifted.contexts
         out.ranks |= shifted.ranks
         out.bytes += shifted.bytes
+        out.cut_lines += shifted.cut_lines
         for key, n in shifted.dropped.items():
             seen[key] += n
         if is_last:

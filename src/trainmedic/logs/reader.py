@@ -62,6 +62,7 @@ class Found:
     last_line_rank: dict[int | None, int] = field(default_factory=dict)
     dropped: Counter[str] = field(default_factory=Counter)
     contexts: set[str] = field(default_factory=set)
+    cut_lines: int = 0
 
     def freeze(self) -> ScanResult:
         return ScanResult(
@@ -69,7 +70,7 @@ class Found:
             matches=tuple(self.matches), tracebacks=tuple(self.tracebacks), summaries=tuple(self.summaries),
             world_sizes=frozenset(self.world_sizes), progress=dict(self.progress),
             tqdm_incomplete=dict(self.tqdm_incomplete), done=self.done, last_line_rank=dict(self.last_line_rank),
-            dropped=dict(self.dropped), contexts=frozenset(self.contexts),
+            dropped=dict(self.dropped), contexts=frozenset(self.contexts), cut_lines=self.cut_lines,
         )
 
 
@@ -549,6 +550,7 @@ class ScanState:
             self._queued += len(last)
         self._step(force=True)
         self._finished = True
+        self.result.cut_lines = self._splitter.cut
         if tail:
             self._close(self.result)
         else:

@@ -45,9 +45,13 @@ def save_doctor_json(path: str | Path, checks: Sequence[Check], host: str | None
 def load_doctor_json(path: str | Path) -> tuple[list[Check], str, str]:
     """(checks, host, time) from a doctor JSON file; ValueError says what is wrong with it."""
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        doc = json.loads(Path(path).read_text(encoding="utf-8", errors="replace"))
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: not JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:
+        raise ValueError(f"{path}: nested too deeply to be `trainmedic doctor --json` output") from None
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read: {exc.strerror or exc}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("checks"), list):
         raise ValueError(f'{path}: expected the output of `trainmedic doctor --json` ({{"checks": [...]}})')
     checks = []

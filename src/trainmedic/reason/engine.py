@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from trainmedic.catalog import Library
 from trainmedic.logs.attribution import faulty_rank, launcher_rank, rank_from_path, rank_in_text
+from trainmedic.logs.blocks import MAX_LINE
 from trainmedic.model import (
     Alternative,
     Collateral,
@@ -650,4 +651,7 @@ def _notes(ctx: Context) -> tuple[str, ...]:
     for s in ctx.scans:
         for key, n in s.dropped.items():
             notes.append(f"{s.path}: {n} more lines like {key} not kept")
+        if s.cut_lines:
+            notes.append(f"{s.path}: {s.cut_lines} line(s) too long to keep whole were read only to their first "
+                         f"{MAX_LINE >> 20} MiB (the rest of such a line is skipped)")
     return tuple(notes)

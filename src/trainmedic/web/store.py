@@ -98,7 +98,11 @@ class Store:
         if url.startswith("sqlite:"):
             path = sa.engine.make_url(url).database
             if path and path != ":memory:":
-                Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+                except OSError as exc:
+                    raise StoreError(f"cannot create the folder for the history database {path}: "
+                                     f"{exc.strerror or exc}") from exc
             kwargs["connect_args"] = {"check_same_thread": False}
             if not path or path == ":memory:":
                 kwargs["poolclass"] = sa.pool.StaticPool  # one shared in-memory database
