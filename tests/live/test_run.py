@@ -292,3 +292,17 @@ def test_metrics_endpoint_over_loopback(live: Any) -> None:
     assert run.wait(30) == 128 + signal.SIGTERM
     with pytest.raises(OSError):  # the endpoint is gone with trainmedic
         _scrape(url.group(1))
+
+
+@live_group
+def test_a_silence_the_command_survives_to_exit_0_is_not_a_hang(live: Any, tmp_path: Path) -> None:
+    """The watchdog may fire during a quiet last phase; once the command exits 0 the run did not hang."""
+    report = tmp_path / "report.json"
+    program = ("import time\nfor i in range(3):\n    print(f'step {i} loss 0.5', flush=True)\n    time.sleep(0.2)\n"
+               "time.sleep(3)\n")
+    run = live(["run", "--hang-timeout", "1", "--report", str(report), "--", sys.executable, "-c", program])
+    assert run.wait(60) == 0
+    assert "[trainmedic] watchdog: no progress" in run.err.text()
+    d = _report(report)
+    assert d["verdict"] == "healthy", d["primary"]
+    assert any("the command exited 0" in n for n in d["notes"])

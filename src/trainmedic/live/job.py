@@ -330,11 +330,13 @@ class Job(LiveSession[JobOptions]):
             self.metrics.count(self.analysis.new_matches())
         d = self._final_diagnosis()
         if self.hang_report is not None:
-            if rc == 0 and self.watchdog.resumed and d.verdict == "hang" and d.primary is not None:
-                # The watchdog fired, then the run went on and succeeded: a slow stretch, not a hang.
+            if rc == 0 and d.verdict == "hang" and d.primary is not None:
+                # The watchdog fired, then the command finished and succeeded: a slow stretch (a long
+                # evaluation, a checkpoint save, a quiet last phase), not a hang.
+                after = "progress resumed and " if self.watchdog.resumed else ""
                 d = replace(d, verdict="healthy", primary=None, alternatives=(), notes=(
                     *d.notes, f"the watchdog fired after {self.hang_report.stalled:.1f} s without progress, "
-                    "but progress resumed and the command exited 0"))
+                    f"but {after}the command exited 0"))
         elif rc != 0 and d.verdict == "healthy":
             d = replace(d, notes=(*d.notes, f"the command {describe_exit(rc)} without a failure trainmedic knows"))
         if self.metrics is not None:

@@ -41,9 +41,9 @@ def decode_line(raw: bytes) -> str:
     return raw.decode("utf-8", errors="replace").replace("\x00", "").rstrip("\r\n")
 
 
-# C0 controls but tab, DEL, and the C1 controls (U+0080-U+009F, where U+009B is a one-character CSI):
+# C0 controls but tab and newline, DEL, and the C1 controls (U+0080-U+009F, where U+009B is a one-character CSI):
 # a file name or a log line carrying them must not move the cursor, retitle or recolour a terminal.
-_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x09), *range(0x0A, 0x20), 0x7F, *range(0x80, 0xA0))}
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, *range(0x80, 0xA0))}
 
 
 def printable(text: str) -> str:
