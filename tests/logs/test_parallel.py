@@ -115,3 +115,48 @@ def test_with_threads_running_the_workers_are_spawned_and_agree(tmp_path: Path, 
     finally:
         stop.set()
     assert (a.lines, a.matches, a.tracebacks, a.progress) == (b.lines, b.matches, b.tracebacks, b.progress)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="Linux: the kernel ends orphaned workers")
+def test_a_sigterm_to_a_parallel_scan_leaves_no_worker_behind(tmp_path: Path) -> None:
+    """`diagnose huge.log & kill -TERM $!`: Python runs no cleanup on SIGTERM, so the workers must go
+    with their parent by themselves (they blocked for good writing their result)."""
+    import os
+    import secrets
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    path = tmp_path / "train.log"
+    _big_log(path, 5, lines=1_100_000)  # over PARALLEL_MIN_BYTES: scanned in ranges by worker processes
+    token = secrets.token_hex(8)
+    env = {**os.environ, "TRAINMEDIC_JOBS": "3", "TRAINMEDIC_SCANNER": "python", "TM_TEST_TOKEN": token}
+    def marked() -> list[int]:
+        pids = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    if f"TM_TEST_TOKEN={token}".encode() in (entry / "environ").read_bytes():
+                        pids.append(int(entry.name))
+                except OSError:
+                    continue
+        return pids
+
+    proc = subprocess.Popen([sys.executable, "-m", "trainmedic", "diagnose", str(path), "--no-progress"],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 20
+    while len(marked()) < 2 and time.monotonic() < deadline:  # the workers are scanning their ranges
+        time.sleep(0.1)
+    assert len(marked()) >= 2, "the scan did not start worker processes"
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=30)
+
+    deadline = time.monotonic() + 10
+    while marked() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = marked()
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert left == []

@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import multiprocessing as mp
 import os
+import signal
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -65,9 +66,32 @@ def _line_starts(path: Path, size: int, parts: int, head_start: float = 0.0) -> 
     return cuts
 
 
-def _init(patterns: list[Pattern], backend: str | None, block_size: int) -> None:
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with(parent: int) -> None:
+    """A worker must not outlive the scan that started it: a `kill -TERM` of `diagnose` ends the
+    parent without any Python cleanup, and the worker would block for good writing its result.
+    On Linux the kernel sends it SIGKILL when its parent dies; elsewhere nothing changes."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # not Linux: no such call
+        return
+    if os.getppid() != parent:  # the parent died before the call took effect
+        os._exit(1)
+
+
+def _init_forked(parent: int) -> None:
+    _die_with(parent)
+
+
+def _init(patterns: list[Pattern], backend: str | None, block_size: int, parent: int) -> None:
     """A spawned worker builds its reader from the patterns it is handed (the compiled database
     comes from the on-disk cache), so it needs neither the library nor the API."""
+    _die_with(parent)
     _WORKER["reader"] = Reader(patterns, backend, block_size)
 
 
@@ -204,11 +228,12 @@ def scan_parallel(reader: Reader, source: Source, on_bytes: Callable[[int], None
         # Nothing else runs in this process: fork is safe, starts in milliseconds, and the workers
         # inherit the compiled reader instead of importing and loading it again.
         _WORKER["reader"] = reader
-        pool = ProcessPoolExecutor(max_workers=len(args), mp_context=mp.get_context("fork"))
+        pool = ProcessPoolExecutor(max_workers=len(args), mp_context=mp.get_context("fork"),
+                                   initializer=_init_forked, initargs=(os.getpid(),))
     else:
         # Threads are running (a progress bar, an editor's server): fork could copy a held lock.
         pool = ProcessPoolExecutor(max_workers=len(args), mp_context=mp.get_context("spawn"), initializer=_init,
-                                   initargs=(reader.patterns, reader.backend, reader.block_size))
+                                   initargs=(reader.patterns, reader.backend, reader.block_size, os.getpid()))
     try:
         futures = [pool.submit(_scan_range, *a) for a in args]
         with source.path.open("rb") as f:
