@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -348,26 +348,34 @@ class ScanResult:
     def summary(self) -> InputSummary:
         return InputSummary(self.path, self.bytes, self.lines, tuple(sorted(self.ranks)))
 
-    def relocated(self, *, path: str | None = None, line_offset: int = 0) -> ScanResult:
+    def relocated(self, *, path: str | None = None, line_offset: int = 0,
+                  line_map: Callable[[int], int] | None = None) -> ScanResult:
         """The same findings under another name (a rotated file) and/or shifted by the lines before
-        them (a range of a file scanned on its own)."""
+        them (a range of a file scanned on its own), or renumbered line by line (`line_map`: the kept
+        lines of a reduced log, scanned without their gaps, back at their numbers in the original)."""
         old, new = self.path, path or self.path
 
         def at(p: str) -> str:
             return new if p == old else p
 
+        def num(n: int) -> int:
+            return line_map(n) if line_map is not None else n + line_offset
+
         def line(ln: Line) -> Line:
-            return replace(ln, path=at(ln.path), number=ln.number + line_offset)
+            return replace(ln, path=at(ln.path), number=num(ln.number))
 
         return replace(
             self,
             path=new,
+            lines=num(self.lines) if line_map is not None else self.lines,
             matches=tuple(replace(m, line=line(m.line)) for m in self.matches),
-            tracebacks=tuple(replace(t, path=at(t.path), first_line=t.first_line + line_offset,
-                                     last_line=t.last_line + line_offset) for t in self.tracebacks),
-            summaries=tuple(replace(r, path=at(r.path), line=r.line + line_offset) for r in self.summaries),
-            progress={k: replace(p, path=at(p.path), line=p.line + line_offset) for k, p in self.progress.items()},
-            last_line_rank={k: v + line_offset for k, v in self.last_line_rank.items()},
+            tracebacks=tuple(replace(t, path=at(t.path), first_line=num(t.first_line),
+                                     last_line=num(t.last_line)) for t in self.tracebacks),
+            summaries=tuple(replace(r, path=at(r.path), line=num(r.line)) for r in self.summaries),
+            progress={k: replace(p, path=at(p.path), line=num(p.line),
+                                 spike=(num(p.spike[0]), p.spike[1], p.spike[2]) if p.spike else None)
+                      for k, p in self.progress.items()},
+            last_line_rank={k: num(v) for k, v in self.last_line_rank.items()},
         )
 
 

@@ -84,3 +84,14 @@ def test_a_history_database_that_cannot_be_created_is_one_line(tmp_path: Path) -
     blocker.write_text("not a folder")
     result = run_cli("serve", "--db", f"sqlite:///{blocker}/sub/history.db", "--port", "0")
     assert result.code == 2 and "Traceback" not in result.err and "history database" in result.err
+
+
+@pytest.mark.timeout(30)
+def test_a_tiny_request_naming_a_huge_line_number_costs_nothing(client: Any) -> None:
+    """A 55-byte body with a line number near 2^31 made the server scan 2 GB of padding."""
+    body = {"name": "r.log", "lines": [[2_000_000_000, LOG.strip()]]}
+    r = client.post("/api/diagnose", json={"files": [body]})
+    assert r.status_code == 200, r.text
+    d = r.json()["diagnosis"]
+    assert d["primary"]["id"] == "cuda-illegal-memory-access/illegal-address"
+    assert d["primary"]["evidence"][0]["line"] == 2_000_000_000

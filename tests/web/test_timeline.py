@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import xml.etree.ElementTree as ET
 from typing import Any
 
@@ -87,13 +86,13 @@ def test_healthy_run_draws_progress_only() -> None:
     assert "No failure found" in svg
 
 
-def test_padded_lines_put_each_line_at_its_number() -> None:
-    from trainmedic.web.uploads import PaddedLines
+def test_compact_lines_keep_gaps_as_one_line_and_renumber() -> None:
+    from trainmedic.web.uploads import CompactLines
 
-    stream = io.BufferedReader(PaddedLines(((2, "b"), (5, "é"), (6, "f"))), buffer_size=3)  # type: ignore[arg-type]
-    data = stream.read()
-    assert data == "\nb\n\n\né\nf\n".encode()
-    assert PaddedLines(((2, "b"), (5, "é"), (6, "f"))).size() == len(data)
+    c = CompactLines(((2, "b"), (5, "é"), (6, "f")))
+    assert c.data == "\nb\n\né\nf\n".encode()
+    assert [c.number(i) for i in range(1, 6)] == [1, 2, 3, 5, 6]
+    assert c.number(6) == 7  # past the kept lines: the lines after the last one
 
 
 def test_analysis_gives_context_and_times(library: Any) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import io
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, BinaryIO
+from typing import Any
 
 from trainmedic.api import Diagnoser, Named
 from trainmedic.catalog import Library
@@ -78,61 +78,39 @@ def check_lines(name: str, lines: Sequence[tuple[int, str]]) -> None:
         prev = n
 
 
-class PaddedLines(io.RawIOBase):
-    """The reduced log as a byte stream: each kept line at its number, empty lines in between."""
-
-    _GAP = b"\n" * (1 << 20)
+class CompactLines:
+    """The reduced log as bytes without its gaps: the kept lines, and one empty line where lines
+    were left out (so a traceback never runs across a gap). The scan is renumbered afterwards
+    (`number`), so a line number near 2^31 costs nothing: gaps are never materialised."""
 
     def __init__(self, lines: Sequence[tuple[int, str]]) -> None:
-        self._lines = lines
-        self._i = 0
-        self._at = 0  # lines emitted so far
-        self._pending = b""  # the encoded kept line not yet fully emitted
+        chunks: list[bytes] = []
+        numbers: list[int] = []
+        prev = 0
+        for n, text in lines:
+            if n > prev + 1:
+                chunks.append(b"\n")
+                numbers.append(prev + 1)
+            chunks.append(text.encode("utf-8", errors="replace") + b"\n")
+            numbers.append(n)
+            prev = n
+        self.data = b"".join(chunks)
+        self._numbers = numbers
 
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b: bytearray | memoryview) -> int:  # type: ignore[override]  # buffer protocol
-        mv = memoryview(b)
-        want = len(mv)
-        out = 0
-        while out < want:
-            if self._pending:
-                k = min(want - out, len(self._pending))
-                mv[out : out + k] = self._pending[:k]
-                self._pending = self._pending[k:]
-                out += k
-                continue
-            if self._i >= len(self._lines):
-                break
-            n, text = self._lines[self._i]
-            gap = n - 1 - self._at
-            if gap > 0:
-                k = min(gap, want - out, len(self._GAP))
-                mv[out : out + k] = self._GAP[:k]
-                self._at += k
-                out += k
-                continue
-            self._pending = text.encode("utf-8", errors="replace") + b"\n"
-            self._at += 1
-            self._i += 1
-        return out
-
-    def size(self) -> int:
-        if not self._lines:
-            return 0
-        return self._lines[-1][0] + sum(len(t.encode("utf-8", errors="replace")) for _, t in self._lines)
+    def number(self, emitted: int) -> int:
+        """The original line number of emitted line `emitted` (1-based)."""
+        if not self._numbers:
+            return emitted
+        if emitted < 1:
+            return emitted
+        if emitted > len(self._numbers):
+            return self._numbers[-1] + emitted - len(self._numbers)
+        return self._numbers[emitted - 1]
 
 
 # ---------------------------------------------------------------- diagnose
 
 
-def _stream(up: Upload) -> tuple[BinaryIO, int]:
-    if up.lines is not None:
-        padded = PaddedLines(up.lines)
-        return io.BufferedReader(padded, buffer_size=1 << 20), padded.size()
-    data = up.data or b""
-    return io.BytesIO(data), len(data)
 
 
 def analyse(uploads: Sequence[Upload], library: Library, max_decoded: int) -> Diagnosed:
@@ -153,8 +131,12 @@ def analyse(uploads: Sequence[Upload], library: Library, max_decoded: int) -> Di
                 "(big files are cut down in the browser) or run `trainmedic diagnose` locally"
             )
 
-    inputs = [Named(up.name, *_stream(up)) for up in uploads]
-    diagnosis = Diagnoser(library).diagnose(inputs, on_bytes=count)
+    compact = {up.name: CompactLines(up.lines) for up in uploads if up.lines is not None}
+    inputs = [Named(up.name, compact[up.name].data if up.name in compact else (up.data or b"")) for up in uploads]
+    diagnoser = Diagnoser(library)
+    scans = [s.relocated(line_map=compact[s.path].number) if s.path in compact else s
+             for s in diagnoser.scan(inputs, on_bytes=count)]
+    diagnosis = diagnoser.reason(scans)
     notes = [_reduction_note(up) for up in uploads if up.reduced]
     if notes:
         diagnosis = replace(diagnosis, notes=(*diagnosis.notes, *notes))
