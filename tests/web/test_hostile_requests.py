@@ -95,3 +95,22 @@ def test_a_tiny_request_naming_a_huge_line_number_costs_nothing(client: Any) -> 
     d = r.json()["diagnosis"]
     assert d["primary"]["id"] == "cuda-illegal-memory-access/illegal-address"
     assert d["primary"]["evidence"][0]["line"] == 2_000_000_000
+
+
+def test_secrets_near_the_evidence_are_never_stored_or_shown(client: Any) -> None:
+    secrets = {
+        "hf": "hf_" + "A1b2C3d4" * 4,
+        "aws": "AKIA" + "ABCDEFGHIJKLMNOP",
+        "url": "https://user:hunter2secret@hub.example.com/repo",
+        "env": "WANDB_API_KEY=0123456789abcdef0123",
+    }
+    log = (f"env: HF_TOKEN={secrets['hf']} {secrets['aws']} {secrets['env']}\n"
+           f"RuntimeError: CUDA error: an illegal memory access was encountered while pushing to {secrets['url']}\n")
+    r = client.post("/api/diagnose", json={"text": log})
+    assert r.status_code == 200
+    rid = r.json()["id"]
+    for text in (r.text, client.get(f"/api/diagnoses/{rid}").text, client.get(f"/d/{rid}").text,
+                 client.get(f"/d/{rid}.md").text if client.get(f"/d/{rid}.md").status_code == 200 else ""):
+        assert secrets["hf"] not in text and secrets["aws"] not in text
+        assert "hunter2secret" not in text and "0123456789abcdef0123" not in text
+    assert "<redacted" in r.text or "&lt;redacted" in r.text

@@ -34,6 +34,7 @@ from trainmedic.logs.sources import InputError
 from trainmedic.model import SCHEMA
 from trainmedic.report.common import when
 from trainmedic.scan.database import PROGRESS
+from trainmedic.util.redact import redact, redact_json
 from trainmedic.util.text import human_bytes
 from trainmedic.web import encyclopedia, timeline
 from trainmedic.web.patterns import line_prefixes
@@ -374,10 +375,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             raise HTTPException(400, str(exc)) from exc
         except TooLarge as exc:
             raise HTTPException(413, str(exc)) from exc
-        data = outcome.diagnosis.to_json()
+        # Secrets near the evidence (a token in an environment dump, a password in a URL) are never kept.
+        data = redact_json(outcome.diagnosis.to_json())
         rid = None
         if store_record:
-            rec = await run_in_threadpool(store.add, data, outcome.extra, [u.name for u in uploads])
+            rec = await run_in_threadpool(store.add, data, redact_json(outcome.extra),
+                                          [redact(u.name) for u in uploads])
             rid = rec.id
         return JSONResponse({"id": rid, "url": f"/d/{rid}" if rid else None, "diagnosis": data})
 
