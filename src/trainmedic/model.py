@@ -343,6 +343,8 @@ class ScanResult:
     last_line_rank: Mapping[int | None, int] = field(default_factory=dict)
     dropped: Mapping[str, int] = field(default_factory=dict)  # fingerprint key -> hits not kept
     cut_lines: int = 0  # lines too long for a block, read only to their first MAX_LINE bytes
+    # fingerprint key -> every rank whose lines matched it, including the lines past the hit cap
+    seen_ranks: Mapping[str, frozenset[int]] = field(default_factory=dict)
     contexts: frozenset[str] = frozenset()  # the library's context marks this input mentions somewhere
 
     def summary(self) -> InputSummary:

@@ -207,3 +207,30 @@ def test_the_rank_behind_in_the_collective_sequence_is_the_suspect() -> None:
     assert "behind" in p["why"]
     same = "\n".join(line.format(r=r, s=4178) for r in range(4))
     assert diagnose_with(same.encode() + b"\n")["primary"]["rank"] is None
+
+
+def _timeouts(world: int, reporting: range | list[int]) -> bytes:
+    lines = [f"world_size={world}"] + [
+        f"[rank{r}]:[E ProcessGroupNCCL.cpp:563] [Rank {r}] Watchdog caught collective operation timeout: "
+        f"WorkNCCL(SeqNum=4522, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600012 "
+        "milliseconds before timing out." for r in reporting]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_past_the_hit_cap_every_reporting_rank_still_counts() -> None:
+    """1,024 ranks time out but one: only 400 timeout lines are kept as evidence, yet the silent rank
+    is the one named (before, every rank past 400 was a suspect)."""
+    from trainmedic.api import Diagnoser, Named
+
+    d = Diagnoser().diagnose(Named("job.log", _timeouts(1024, [r for r in range(1024) if r != 517])))
+    assert d.primary is not None and d.primary.rank == 517
+
+
+def test_a_long_list_of_ranks_is_summarised() -> None:
+    from trainmedic.api import Diagnoser, Named
+    from trainmedic.util.text import rank_ranges
+
+    d = Diagnoser().diagnose(Named("job.log", _timeouts(1024, range(400))))
+    assert d.primary is not None and "ranks 400-1023" in d.primary.why and len(d.primary.why) < 300
+    assert rank_ranges([0, 1, 2, 3, 7, 9, 10]) == "0-3, 7, 9-10"
+    assert rank_ranges(range(0, 100, 2), limit=3).endswith("… (50 ranks)")

@@ -172,6 +172,8 @@ def merge(source: Source, parts: list[ScanResult]) -> ScanResult:
         out.ranks |= shifted.ranks
         out.bytes += shifted.bytes
         out.cut_lines += shifted.cut_lines
+        for key, ranks in shifted.seen_ranks.items():
+            out.seen_ranks.setdefault(key, set()).update(ranks)
         for key, n in shifted.dropped.items():
             seen[key] += n
         if is_last:

@@ -63,6 +63,7 @@ class Found:
     dropped: Counter[str] = field(default_factory=Counter)
     contexts: set[str] = field(default_factory=set)
     cut_lines: int = 0
+    seen_ranks: dict[str, set[int]] = field(default_factory=dict)  # fingerprint key -> ranks, kept or not
 
     def freeze(self) -> ScanResult:
         return ScanResult(
@@ -71,6 +72,7 @@ class Found:
             world_sizes=frozenset(self.world_sizes), progress=dict(self.progress),
             tqdm_incomplete=dict(self.tqdm_incomplete), done=self.done, last_line_rank=dict(self.last_line_rank),
             dropped=dict(self.dropped), contexts=frozenset(self.contexts), cut_lines=self.cut_lines,
+            seen_ranks={k: frozenset(v) for k, v in self.seen_ranks.items()},
         )
 
 
@@ -305,6 +307,13 @@ class Reader:
                 continue
             hits[pid] += 1
             if hits[pid] > MAX_HITS_PER_PATTERN:
+                # Not kept as evidence, but who reported it still counts: at 1,000 ranks the one
+                # that printed nothing is found only if every other rank is known to have reported.
+                reporter = split_prefix(_decode(raw[:200])).rank
+                reporter = reporter if reporter is not None else file_rank
+                if reporter is not None:
+                    result.ranks.add(reporter)
+                    result.seen_ranks.setdefault(pattern.key, set()).add(reporter)
                 continue
             vis = _visible(raw, end - start)
             text = _decode(vis)
@@ -312,6 +321,7 @@ class Reader:
             rank = att.rank if att.rank is not None else file_rank
             if rank is not None:
                 result.ranks.add(rank)
+                result.seen_ranks.setdefault(pattern.key, set()).add(rank)
             line = Line(path, lineno, att.rest.strip() or text, rank, att.host or file_host, parse_time(text))
             cause = pattern.key.partition("#")[0]
             pending.append(Match(pattern.key, cause, line))
@@ -579,7 +589,8 @@ class ScanState:
             return self.result.freeze()
         r = self.result
         snap = Found(r.source, r.bytes, 0, set(r.ranks), list(r.matches), list(r.tracebacks),
-                     list(r.summaries), set(r.world_sizes), contexts=set(r.contexts))
+                     list(r.summaries), set(r.world_sizes), contexts=set(r.contexts),
+                     seen_ranks={k: set(v) for k, v in r.seen_ranks.items()})
         self._close(snap)
         return snap.freeze()
 

@@ -34,6 +34,7 @@ from trainmedic.model import (
 from trainmedic.reason import confidence, memory, patterns
 from trainmedic.reason import facts as machine
 from trainmedic.reason.events import build_events, pid_of, precursors, strength, with_cause
+from trainmedic.util.text import rank_ranges
 
 HANG = "training-hang/stalled-progress"
 EXITED = "unclassified-failure/process-exited"  # a rank the launcher saw exit on its own, reason unknown
@@ -448,7 +449,7 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
     if coll:
         ranks = sorted({c.rank for c in coll if c.rank is not None})
         why_parts.append(f"it explains {len(coll)} collateral failure(s)"
-                         + (f" on rank(s) {', '.join(map(str, ranks))}" if ranks else ""))
+                         + (f" on rank(s) {rank_ranges(ranks)}" if ranks else ""))
     missing = _missing(ctx, first.cause) if (first.ambiguous and not is_confirmed) or conf < 0.8 else ()
     host = first.host or next((r.host for s in ctx.scans for r in s.summaries if r.rank == first.rank and r.host), None)
     primary = _finding(ctx, first.cause, confidence_=conf, rank=first.rank, host=host, time=first.time,
@@ -498,6 +499,13 @@ def _suspects(ctx: Context, events: list[Event], progress: dict[int | None, Rank
     expected = _expected_ranks(ctx)
     cascades = [e for e in events if e.role == "cascade"]
     reporting = {e.rank for e in (cascades or events) if e.rank is not None}
+    # Ranks whose cascade lines were past the hit cap (not kept as evidence) reported too.
+    roles = {"cascade"} if cascades else {"cascade", "initiating", "teardown"}
+    for s in ctx.scans:
+        for key, ranks in s.seen_ranks.items():
+            cause = key.partition("#")[0]
+            if cause in ctx.library.cause_ids and ctx.library.cause(cause).role in roles:
+                reporting |= ranks
     per_rank_files = {r for s in ctx.scans if (r := rank_from_path(s.path)) is not None}
     records = [r for s in ctx.scans for r in s.summaries]
     if per_rank_files:
@@ -593,7 +601,7 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
             missing.append(MissingFact(f"where rank {rank} is blocked",
                                        f"py-spy dump --pid <pid of rank {rank}>  (while it hangs)"))
     else:
-        who = f"ranks {', '.join(map(str, suspects))}" if suspects else "a rank or host not in these inputs"
+        who = f"ranks {rank_ranges(suspects)}" if suspects else "a rank or host not in these inputs"
         why = f"every rank shows only collateral errors ({cause_id}); the initiating failure is on {who}"
         missing.append(MissingFact("the logs of every rank and host of the job",
                                    "collect all ranks' stdout/stderr (torchrun --log-dir) and `dmesg -T` on each host"))

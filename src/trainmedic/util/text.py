@@ -57,3 +57,19 @@ _MARKDOWN = {ord(c): f"\\{c}" for c in "\\`*_[]|#"} | {ord("<"): "&lt;", ord(">"
 def md_inline(text: str) -> str:
     """Text from a log or a file name, safe inside markdown prose: no markup, no HTML, no controls."""
     return printable(text).translate(_MARKDOWN)
+
+
+def rank_ranges(ranks: list[int] | tuple[int, ...] | set[int], limit: int = 20) -> str:
+    """`0-3, 7, 400-1023`: runs of consecutive ranks folded, at most `limit` pieces, then `… (N ranks)`."""
+    ordered = sorted(set(ranks))
+    pieces: list[str] = []
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
+            j += 1
+        pieces.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
+        i = j + 1
+    if len(pieces) > limit:
+        return ", ".join(pieces[:limit]) + f", … ({len(ordered)} ranks)"
+    return ", ".join(pieces)
