@@ -226,6 +226,10 @@ class Finding:
     missing: tuple[MissingFact, ...]
     why: str = ""
 
+    def __post_init__(self) -> None:
+        # The precision the JSON keeps: a report rendered from stored JSON says the same percentage.
+        object.__setattr__(self, "confidence", round(self.confidence, 3))
+
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
@@ -248,6 +252,9 @@ class Alternative:
     id: str
     confidence: float
     why: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "confidence", round(self.confidence, 3))
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "confidence": round(self.confidence, 3), "why": self.why}
