@@ -21,6 +21,8 @@ WATCHDOG_PREFIX = "[trainmedic] watchdog: no progress for"
 _PROGRESS = linear.compile_bytes("|".join(f"(?:{p.regex})" for p in PROGRESS if p.kind == "progress"))
 _TQDM_COUNT = re.compile(rb"(\d{1,18}(?!\d))/(\d{1,18}(?!\d)) \[")
 _RECENT = 256  # progress lines remembered, to tell a new step from a repeated line
+TAIL = 4 << 10  # bytes at the end of each chunk read for progress
+RECENT_LINES = 16  # of its progress lines, the newest this many are compared with what came before
 STARTUP_FACTOR = 5  # default start-up allowance: this many hang timeouts
 
 
@@ -46,7 +48,11 @@ class Watchdog:
             return
         self.last_output = now
         advanced = False
-        for m in _PROGRESS.finditer(data):
+        # Only the newest progress lines of a chunk decide whether the run advanced: reading every
+        # line of a fast job's output in Python would slow the job it watches (`run` passes it on).
+        cut = data.rfind(b"\n", 0, max(0, len(data) - TAIL))
+        data = data[cut + 1 :] if len(data) > TAIL else data
+        for m in list(_PROGRESS.finditer(data))[-RECENT_LINES:]:
             start = data.rfind(b"\n", 0, m.start()) + 1
             end = data.find(b"\n", m.end())
             line = data[start : end if end >= 0 else len(data)]
