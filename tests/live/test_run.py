@@ -306,3 +306,20 @@ def test_a_silence_the_command_survives_to_exit_0_is_not_a_hang(live: Any, tmp_p
     d = _report(report)
     assert d["verdict"] == "healthy", d["primary"]
     assert any("the command exited 0" in n for n in d["notes"])
+
+
+@live_group
+def test_a_job_that_ignores_ctrl_c_is_killed_by_the_second(live: Any) -> None:
+    program = ("import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+               "signal.signal(signal.SIGTERM, signal.SIG_IGN)\nprint('step 1', flush=True)\ntime.sleep(120)\n")
+    run = live(["run", "--", sys.executable, "-c", program])
+    deadline = time.monotonic() + 30
+    while "step 1" not in run.out.text() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    run.proc.send_signal(signal.SIGINT)
+    time.sleep(1.0)
+    assert run.proc.poll() is None  # the job ignores it: run keeps waiting, and says so
+    assert "Press Ctrl-C again" in run.err.text()
+    run.proc.send_signal(signal.SIGINT)
+    assert run.wait(30) == 128 + signal.SIGKILL
+    assert "killed the job" in run.err.text()

@@ -147,6 +147,7 @@ class Job(LiveSession[JobOptions]):
         self.kill_at: float | None = None
         self.condemned: list[int] = []
         self.forwarded: list[int] = []
+        self._told = 0  # forwarded signals already reported (the loop reports them, not the handler)
         self.py_spy = find_py_spy(env.environ)
         self.stack_dir: Path | None = None
 
@@ -198,6 +199,7 @@ class Job(LiveSession[JobOptions]):
                         continue
                     self._on_data(str(key.data), data, self.clock())
                 now = self.clock()
+                self._tell_signals()
                 if self.exit_at is None and proc.poll() is not None:
                     self.exit_at = now
                 if self.exit_at is not None and (
@@ -307,10 +309,29 @@ class Job(LiveSession[JobOptions]):
     # ------------------------------------------------------------ signals
 
     def _forward(self, signum: int, frame: FrameType | None) -> None:
-        """Ctrl-C and kill reach the whole job; the command decides how to stop, we keep reading."""
+        """Ctrl-C and kill reach the whole job; the command decides how to stop, we keep reading. A
+        command that ignores them is not left running: the second one ends the whole job (SIGKILL)."""
         self.forwarded.append(signum)
-        if self.proc is not None:
+        if self.proc is None:
+            return
+        if len(self.forwarded) == 1:
             signal_group(self.proc.pid, signum)
+        else:
+            self._signal_tree(signal.SIGKILL)
+        # (what happened is said by the loop, not here: writing from a signal handler could interrupt
+        # a write in progress on the same stream)
+
+    def _tell_signals(self) -> None:
+        """Say what the forwarded signals did, once each."""
+        while self._told < len(self.forwarded):
+            name = signal.Signals(self.forwarded[self._told]).name
+            pid = self.proc.pid if self.proc is not None else 0
+            if self._told == 0:
+                self._say_raw(f"[trainmedic] passed {name} to the job (pid {pid}); waiting for it to exit. "
+                              "Press Ctrl-C again to kill it at once (SIGKILL).")
+            elif self._told == 1:
+                self._say_raw(f"[trainmedic] {name} again: killed the job (SIGKILL to its process tree)")
+            self._told += 1
 
     def _reap(self) -> None:
         """Wait for the command; then end what is left of its process group, as a batch scheduler would.
