@@ -200,3 +200,17 @@ async def test_other_documents_only_when_asked(client: LanguageClient, tmp_path:
     from_disk = await execute(client, "trainmedic.diagnoseFile", str(closed))
     assert from_disk["primary"]["rank"] == 2
     assert from_disk["inputs"][0]["path"] == str(closed)
+
+
+async def test_diagnose_file_refuses_a_fifo_instead_of_blocking(client: LanguageClient, tmp_path: Path) -> None:
+    """Reading a FIFO would block the server's only worker for good; it is not a log file."""
+    import asyncio
+    import os
+
+    fifo = tmp_path / "pipe.log"
+    os.mkfifo(fifo)
+    with pytest.raises(Exception, match="not a regular file"):
+        await asyncio.wait_for(execute(client, "trainmedic.diagnoseFile", str(fifo)), timeout=20)
+    ok = tmp_path / "rank2.log"  # the server still answers
+    ok.write_text(logs.RANK2 + "\n", encoding="utf-8")
+    assert (await execute(client, "trainmedic.diagnoseFile", str(ok)))["primary"]["rank"] == 2

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import stat
 import tempfile
 import threading
 import time
@@ -390,6 +391,12 @@ class TrainmedicServer(LanguageServer):
         path = uri_to_path(uri)
         if path is None:
             raise ValueError(f"{uri}: not open and not a file")
+        try:
+            regular = stat.S_ISREG(Path(path).stat().st_mode)
+        except OSError as exc:
+            raise ValueError(f"{path}: {exc.strerror or exc}") from None
+        if not regular:  # a FIFO or a device would block the server's only worker for good
+            raise ValueError(f"{path}: not a regular file")
         # An explicit request for a file that is not open: use every core.
         analysis = await self.off_loop(lambda: analyse(Document(path, path=path), self.library, parallel=True))
         return analysis.diagnosis.to_json()
