@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import stat
 import tempfile
 import threading
@@ -28,6 +29,7 @@ from pygls.lsp.server import LanguageServer
 
 from trainmedic import __version__
 from trainmedic.catalog import Library, load_library
+from trainmedic.lsp.framing import MAX_MESSAGE, GuardedInput
 from trainmedic.lsp.marks import (
     DIAGNOSING,
     Analysis,
@@ -562,7 +564,9 @@ def create_server(settings: EditorSettings | None = None) -> TrainmedicServer:
 def serve(settings: EditorSettings, stdin: BinaryIO, stdout: BinaryIO) -> None:
     """Talk LSP over the given streams until the client exits or disconnects."""
     server = create_server(settings)
+    cap = os.environ.get("TRAINMEDIC_LSP_MAX_MESSAGE", "")
+    guarded = GuardedInput(stdin, int(cap) if cap.isdigit() else MAX_MESSAGE)
     try:
-        server.start_io(stdin, stdout)
+        server.start_io(guarded, stdout)  # type: ignore[arg-type]  # readline/read are all pygls uses
     finally:
         server.cancel_all()

@@ -1,0 +1,63 @@
+"""A guard in front of the language server's input: message sizes it can hold, headers it can read.
+
+pygls reads `Content-Length: N` and then N bytes at once, so a client (or a corrupted stream) that
+announces 99,999,999,999,999 bytes made it raise MemoryError and die. This reader hands pygls the
+same stream, except that a message over the cap is read and thrown away in pieces and replaced by a
+notification that does nothing: the server stays up and in step with the client.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import deque
+from typing import BinaryIO
+
+log = logging.getLogger("trainmedic.lsp")
+
+MAX_MESSAGE = 256 << 20  # a document of this size is far past what the editor path diagnoses anyway
+MAX_HEADER = 8 << 10  # one header line
+_LENGTH = re.compile(rb"^Content-Length: *(\d{1,20})\r?\n$", re.IGNORECASE)
+# A notification every server accepts and that changes nothing: cancel a request that does not exist.
+DROPPED = b'{"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": "trainmedic-dropped-message"}}'
+
+
+class GuardedInput:
+    """`readline()` and `read(n)` as pygls uses them, with oversized messages dropped."""
+
+    def __init__(self, raw: BinaryIO, cap: int = MAX_MESSAGE) -> None:
+        self.raw = raw
+        self.cap = cap
+        self._lines: deque[bytes] = deque()
+        self._body: bytes | None = None
+
+    def readline(self) -> bytes:
+        if self._lines:
+            return self._lines.popleft()
+        headers: list[bytes] = []
+        while True:
+            line = self.raw.readline(MAX_HEADER)
+            if not line:
+                break
+            headers.append(line)
+            if not line.strip():
+                break
+        size = next((int(m.group(1)) for h in headers if (m := _LENGTH.match(h))), None)
+        if size is not None and size > self.cap:
+            log.warning("dropped a message of %d bytes (over the %d-byte cap)", size, self.cap)
+            left = size
+            while left > 0:
+                chunk = self.raw.read(min(left, 1 << 20))
+                if not chunk:
+                    break
+                left -= len(chunk)
+            headers = [b"Content-Length: %d\r\n" % len(DROPPED) if _LENGTH.match(h) else h for h in headers]
+            self._body = DROPPED
+        self._lines.extend(headers)
+        return self._lines.popleft() if self._lines else b""
+
+    def read(self, n: int = -1) -> bytes:
+        if self._body is not None:
+            body, self._body = self._body, None
+            return body
+        return self.raw.read(n)

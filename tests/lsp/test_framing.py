@@ -1,0 +1,35 @@
+"""The language server survives a message it cannot hold (issue 13): `Content-Length:
+99999999999999` made pygls raise MemoryError and die; an oversized message is now dropped and the
+server answers the next one."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from tests.lsp.client import SERVER
+
+
+def _frame(payload: dict[str, object] | bytes) -> bytes:
+    body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def test_an_oversized_message_is_dropped_and_the_server_answers_the_next() -> None:
+    big = b'{"jsonrpc": "2.0", "method": "x", "params": "' + b"a" * 5000 + b'"}'
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}
+    shutdown = {"jsonrpc": "2.0", "id": 2, "method": "shutdown"}
+    stream = _frame(big) + _frame(init) + _frame(shutdown) + _frame({"jsonrpc": "2.0", "method": "exit"})
+    env = {**os.environ, "TRAINMEDIC_LSP_MAX_MESSAGE": "1000"}
+    result = subprocess.run(SERVER, input=stream, capture_output=True, timeout=60, env=env, check=False)
+    assert b'"id": 1' in result.stdout or b'"id":1' in result.stdout, result.stderr[-2000:]
+    assert b"MemoryError" not in result.stderr
+
+
+def test_a_huge_announced_length_does_not_kill_the_server() -> None:
+    stream = b"Content-Length: 99999999999999\r\n\r\n" + b"{}"
+    result = subprocess.run([sys.executable, "-m", "trainmedic", "lsp"], input=stream, capture_output=True,
+                            timeout=60, check=False)
+    assert b"MemoryError" not in result.stderr and b"Traceback" not in result.stderr
