@@ -19,6 +19,7 @@ import tempfile
 import time
 from collections import deque
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
@@ -86,7 +87,11 @@ class LineMerger:
         self._pending: dict[str, bytes] = {}
 
     def add(self, key: str, data: bytes) -> bytes:
-        buf = self._pending.get(key, b"") + data
+        held = self._pending.get(key)
+        if not held and data.endswith(b"\n"):  # the common case: whole lines, nothing to join or copy
+            self._pending[key] = b""
+            return data
+        buf = held + data if held else data
         cut = buf.rfind(b"\n") + 1
         if cut == 0 and len(buf) > MAX_PENDING_LINE:
             cut = len(buf)
@@ -150,6 +155,11 @@ class Job(LiveSession[JobOptions]):
         self._told = 0  # forwarded signals already reported (the loop reports them, not the handler)
         self.py_spy = find_py_spy(env.environ)
         self.stack_dir: Path | None = None
+        # Matching runs beside the forwarding: the job's output is passed on while the last stretch is
+        # scanned (hyperscan releases the GIL). Only that thread touches the analysis while it runs;
+        # the loop reasons and prints once it is done.
+        self._matcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trainmedic-scan")
+        self._scanning: Future[None] | None = None
 
     # ------------------------------------------------------------ the whole run
 
@@ -173,7 +183,10 @@ class Job(LiveSession[JobOptions]):
             finally:
                 self._restore_signals()
                 self._reap()
-            return self._final()
+            try:
+                return self._final()
+            finally:
+                self._matcher.shutdown(wait=True)
         finally:
             shutil.rmtree(self.stack_dir, ignore_errors=True)
 
@@ -220,6 +233,8 @@ class Job(LiveSession[JobOptions]):
 
     def _timeout(self, now: float) -> float:
         waits = [0.5]
+        if self._scanning is not None:
+            waits.append(0.05)  # pick its result up soon
         if self.pending:
             waits.append(self.last_data + QUIET - now)
             waits.append(max(self.last_flush + MAX_UNSCANNED, self.pending[0][0] + HOLD) - now)
@@ -243,25 +258,52 @@ class Job(LiveSession[JobOptions]):
         if lines:
             self.pending.append((now, lines))
 
-    def _scan(self, older_than: float | None = None) -> None:
-        """Give the analysis the pending lines (those received before `older_than`, else all) and scan them."""
+    def _take(self, older_than: float | None) -> list[bytes]:
+        """The pending lines received before `older_than` (else all), in order."""
+        out = []
         while self.pending and (older_than is None or self.pending[0][0] < older_than):
-            self.analysis.feed(OUTPUT, self.pending.popleft()[1])
+            out.append(self.pending.popleft()[1])
+        return out
+
+    def _feed(self, chunks: list[bytes]) -> None:
+        for chunk in chunks:
+            self.analysis.feed(OUTPUT, chunk)
         self.analysis.flush()
 
+    def _scan(self, older_than: float | None = None) -> None:
+        """Give the analysis the pending lines (those received before `older_than`, else all) and scan
+        them now, after any scan still running beside the loop."""
+        self._settle()
+        self._feed(self._take(older_than))
+
+    def _settle(self) -> bool:
+        """Wait for the scan running beside the loop, if any; True if there was one."""
+        running, self._scanning = self._scanning, None
+        if running is None:
+            return False
+        running.result()  # its exception, if any, is the loop's
+        return True
+
     def _maybe_scan(self, now: float) -> None:
-        """Scan when the output pauses; in a stream that never pauses, every MAX_UNSCANNED s up to HOLD ago."""
+        """Scan when the output pauses; in a stream that never pauses, every MAX_UNSCANNED s up to HOLD
+        ago. The scan runs beside the loop; its diagnosis is made when it is done."""
+        if self._scanning is not None:
+            if not self._scanning.done():
+                return
+            self._settle()
+            self.last_flush = now
+            self._update(now)
+            return
         if self.pending and now - self.last_data >= QUIET:
-            self._scan()
+            chunks = self._take(None)
         elif self.pending and now - self.last_flush >= MAX_UNSCANNED and self.pending[0][0] < now - HOLD:
-            self._scan(older_than=now - HOLD)
+            chunks = self._take(now - HOLD)
         elif self.reason_pending and now >= self.next_reason_at:
             self._update(now)
             return
         else:
             return
-        self.last_flush = now
-        self._update(now)
+        self._scanning = self._matcher.submit(self._feed, chunks)
 
     def _live_title(self) -> str:
         pid = self.proc.pid if self.proc is not None else 0
