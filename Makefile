@@ -56,6 +56,8 @@ lab: $(STAMP)
 
 bench: $(STAMP) $(SYSTEM_STAMP)
 	$(BIN)/python benchmarks/bench.py --size 1GiB
+	$(BIN)/python benchmarks/bench.py --size 1GiB --profile dense
+	$(BIN)/python benchmarks/bench_run.py --size 1GiB
 
 # The VS Code extension: editors/vscode/trainmedic-<version>.vsix (needs Node.js 20+ and npm, once).
 vsix:

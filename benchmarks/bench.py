@@ -325,7 +325,7 @@ def _prepare_log(args: argparse.Namespace) -> tuple[Path, dict[str, Any] | None,
         if args.log.suffix in (".gz", ".zst", ".bz2", ".xz"):
             raise SystemExit("bench: --log must be uncompressed, so that rg and trainmedic read the same bytes")
         return args.log, None, False, None
-    name = f"bench-{gen_log.format_size(args.size)}-seed{args.seed}-ranks{args.ranks}.log"
+    name = f"bench-{gen_log.format_size(args.size)}-seed{args.seed}-ranks{args.ranks}-{args.profile}.log"
     log = args.out / name
     truth_path = log.with_suffix(".truth.json")
     if log.exists() and truth_path.exists():
@@ -338,7 +338,7 @@ def _prepare_log(args: argparse.Namespace) -> tuple[Path, dict[str, Any] | None,
             return log, truth, False, None
     print(f"generating {log} ({gen_log.format_size(args.size)}) ...", file=sys.stderr)
     started = time.perf_counter()
-    truth_obj = gen_log.generate(log, args.size, args.ranks, args.seed)
+    truth_obj = gen_log.generate(log, args.size, args.ranks, args.seed, profile=args.profile)
     elapsed = time.perf_counter() - started
     gen_log.write_truth(truth_obj, truth_path)
     print(f"  generated in {elapsed:.1f}s", file=sys.stderr)
@@ -431,6 +431,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Command line: see the module docstring."""
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--size", type=gen_log.parse_size, default=gen_log.parse_size("1GiB"))
+    ap.add_argument("--profile", choices=sorted(gen_log.PROFILES), default="sparse",
+                    help="the generated log: sparse (a quiet run) or dense (a verbose one; see gen_log.py)")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--ranks", type=int, default=8)
     ap.add_argument("--out", type=Path, default=HERE / "out", help="where the log and results.json go")

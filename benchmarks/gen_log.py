@@ -273,11 +273,20 @@ _PRINTS = (
 )
 
 
-def noise_templates(rng: random.Random, ranks: int, count: int = 3000) -> list[str]:
+# Noise per training step, and which kinds: `sparse` is a quiet run; `dense` is a verbose one
+# (NCCL_DEBUG=INFO on every rank, framework warnings repeated each step, glog chatter), where most
+# lines carry a keyword some fingerprint starts with.
+PROFILES = {
+    "sparse": ((0, 0, 1, 1, 1, 2, 3), (34, 2, 3, 1, 8, 32, 15)),
+    "dense": ((4, 6, 8, 10, 12), (55, 4, 12, 4, 18, 4, 3)),
+}
+
+
+def noise_templates(rng: random.Random, ranks: int, count: int = 3000, profile: str = "sparse") -> list[str]:
     """Pre-rendered noise lines (format fields: 0 glog time, 1 iso time, 2 step), weighted by kind."""
     nccl = [_nccl_messages(rng, r, ranks) for r in range(ranks)]
     kinds = ("nccl", "nccl_warn", "warning", "ddp", "glog", "print", "logging")
-    weights = (34, 2, 3, 1, 8, 32, 15)
+    weights = PROFILES[profile][1]
     out = []
     for kind in rng.choices(kinds, weights, k=count):
         r = rng.randrange(ranks)
@@ -430,11 +439,12 @@ class Truth:
 class Body:
     """Training-time output, rendered chunk by chunk from templates with monotonic steps and clock."""
 
-    def __init__(self, rng: random.Random, ranks: int) -> None:
+    def __init__(self, rng: random.Random, ranks: int, profile: str = "sparse") -> None:
         self.rng = rng
         self.ranks = ranks
         self.templates = step_templates(rng, ranks)
-        self.noise = noise_templates(rng, ranks)
+        self.noise = noise_templates(rng, ranks, profile=profile)
+        self.noise_per_step = PROFILES[profile][0]
         self.bars = [tqdm_updates(rng, TQDM_TOTAL) for _ in range(3)]
         self.bar = self.bars[0]
         self.step = 0
@@ -471,7 +481,7 @@ class Body:
         templates, noise, ranks = self.templates, self.noise, self.ranks
         n_steps = max(1, nbytes // 360)
         picks = rng.choices(templates, k=n_steps)
-        noise_counts = rng.choices((0, 0, 1, 1, 1, 2, 3), k=n_steps)
+        noise_counts = rng.choices(self.noise_per_step, k=n_steps)
         noise_lines = iter(rng.choices(noise, k=sum(noise_counts)))
         offsets = rng.choices(range(509 - ranks), k=n_steps)
         out: list[str] = []
@@ -751,15 +761,16 @@ def generator_id() -> str:
     return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
 
 
-def generate(out: Path, size: int, ranks: int = 8, seed: int = 7, use_gzip: bool = False) -> Truth:
+def generate(out: Path, size: int, ranks: int = 8, seed: int = 7, use_gzip: bool = False,
+             profile: str = "sparse") -> Truth:
     """Write the log (exactly `size` bytes before compression) to `out`; return its ground truth."""
     if ranks < 2:
         raise ValueError("--ranks must be at least 2")
     rng = random.Random(seed)
-    body = Body(rng, ranks)
+    body = Body(rng, ranks, profile)
     head = "".join(header(ranks)).encode()
     # The tail depends on the final step and clock, so its size is estimated with a stand-in first.
-    probe_lines, _ = tail(Body(random.Random(seed), ranks), ranks)
+    probe_lines, _ = tail(Body(random.Random(seed), ranks, profile), ranks)
     tail_budget = len("".join(probe_lines).encode()) + 256
     body_budget = size - len(head) - tail_budget
     if body_budget < 0:
@@ -835,10 +846,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--gzip", action="store_true", help="gzip the output (the size is before compression)")
     ap.add_argument("--truth", type=Path, help="also write the ground truth (planted lines) as JSON here")
+    ap.add_argument("--profile", choices=sorted(PROFILES), default="sparse",
+                    help="how chatty the run is: sparse (default) or dense (NCCL INFO and warnings every step)")
     args = ap.parse_args(argv)
     started = time.perf_counter()
     try:
-        truth = generate(args.out, args.size, args.ranks, args.seed, args.gzip)
+        truth = generate(args.out, args.size, args.ranks, args.seed, args.gzip, args.profile)
     except ValueError as exc:
         print(f"gen_log: {exc}", file=sys.stderr)
         return 2
