@@ -33,3 +33,33 @@ def test_a_huge_announced_length_does_not_kill_the_server() -> None:
     result = subprocess.run([sys.executable, "-m", "trainmedic", "lsp"], input=stream, capture_output=True,
                             timeout=60, check=False)
     assert b"MemoryError" not in result.stderr and b"Traceback" not in result.stderr
+
+
+def _replies(stdout: bytes) -> list[dict[str, object]]:
+    out = []
+    for part in stdout.split(b"Content-Length")[1:]:
+        body = part[part.index(b"{"):]
+        out.append(json.loads(body[: body.rindex(b"}") + 1]))
+    return out
+
+
+def test_malformed_requests_get_the_json_rpc_errors() -> None:
+    """Invalid params got no response at all (the client waited for good); a body that is not JSON got
+    a pop-up instead of the parse error."""
+    msgs: list[dict[str, object] | bytes] = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}},
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        {"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover", "params": {"foo": 1}},
+        b'{"jsonrpc": "2.0", "id": 3, "method": ',
+        {"jsonrpc": "2.0", "id": 4, "method": "workspace/executeCommand",
+         "params": {"command": "trainmedic.diagnoseText", "arguments": [5]}},
+        {"jsonrpc": "2.0", "id": 5, "method": "shutdown"},
+        {"jsonrpc": "2.0", "method": "exit"},
+    ]
+    result = subprocess.run(SERVER, input=b"".join(_frame(m) for m in msgs), capture_output=True, timeout=60,
+                            check=False)
+    codes = {r.get("id"): (r.get("error") or {}).get("code") for r in _replies(result.stdout)  # type: ignore[union-attr]
+             if "method" not in r}
+    assert codes[2] == -32602 and codes[4] == -32602
+    assert codes[None] == -32700
+    assert codes[1] is None and codes[5] is None  # the good ones still answered

@@ -8,6 +8,7 @@ notification that does nothing: the server stays up and in step with the client.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections import deque
@@ -61,3 +62,23 @@ class GuardedInput:
             body, self._body = self._body, None
             return body
         return self.raw.read(n)
+
+
+def invalid_params_protocol() -> type:
+    """pygls's protocol, answering what it used to leave unanswered: a request whose params do not
+    fit its method gets -32602 (it got no response at all, so the client waited for good)."""
+    from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
+    from pygls.protocol import LanguageServerProtocol
+
+    class Protocol(LanguageServerProtocol):
+        def structure_message(self, data: dict[str, object]) -> object:
+            try:
+                return super().structure_message(data)
+            except (JsonRpcInvalidParams, JsonRpcInternalError):
+                if not (isinstance(data, dict) and "id" in data and "method" in data):
+                    raise
+                error = JsonRpcInvalidParams(f"invalid params for {str(data['method'])[:100]}")
+                self._send_response(data["id"], error=error.to_response_error())  # type: ignore[arg-type]  # the id as the client sent it
+                return super().structure_message(json.loads(DROPPED))
+
+    return Protocol

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import stat
@@ -25,11 +26,12 @@ from typing import Any, BinaryIO, TypeVar
 from urllib.parse import unquote
 
 from lsprotocol import types as t
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from trainmedic import __version__
 from trainmedic.catalog import Library, load_library
-from trainmedic.lsp.framing import MAX_MESSAGE, GuardedInput
+from trainmedic.lsp.framing import MAX_MESSAGE, GuardedInput, invalid_params_protocol
 from trainmedic.lsp.marks import (
     DIAGNOSING,
     Analysis,
@@ -115,7 +117,8 @@ class TrainmedicServer(LanguageServer):
     """A pygls server that keeps per-document state and one diagnosis worker."""
 
     def __init__(self, settings: EditorSettings | None = None) -> None:
-        super().__init__("trainmedic", __version__, text_document_sync_kind=t.TextDocumentSyncKind.Incremental)
+        super().__init__("trainmedic", __version__, text_document_sync_kind=t.TextDocumentSyncKind.Incremental,
+                         protocol_cls=invalid_params_protocol())
         self.settings = settings or EditorSettings()
         self.docs: dict[str, DocState] = {}
         self.asked: set[str] = set()  # documents the client asked about, whatever their name
@@ -124,6 +127,16 @@ class TrainmedicServer(LanguageServer):
         self._library_stamp = 0
 
     # ------------------------------------------------------------ worker
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """A body that is not JSON gets the JSON-RPC parse error (id null) instead of a pop-up."""
+        if isinstance(error, json.JSONDecodeError):
+            from pygls.exceptions import JsonRpcParseError
+
+            # JSON-RPC answers an unreadable message with id null; pygls's annotation forgets that case
+            self.protocol._send_response(None, error=JsonRpcParseError().to_response_error())  # type: ignore[arg-type]
+            return
+        super().report_server_error(error, source)
 
     async def off_loop(self, fn: Callable[[], R]) -> R:
         """Run `fn` on the diagnosis worker so the message loop stays free (the library loads there too)."""
@@ -531,7 +544,7 @@ def create_server(settings: EditorSettings | None = None) -> TrainmedicServer:
     async def diagnose_text(ls: TrainmedicServer, *args: Any) -> dict[str, Any]:
         """[text, name?] -> the diagnosis JSON (schema trainmedic.diagnosis/v1) of a selected traceback."""
         if not args or not isinstance(args[0], str):
-            raise ValueError(f"{DIAGNOSE_TEXT} takes the text to diagnose")
+            raise JsonRpcInvalidParams(f"{DIAGNOSE_TEXT} takes the text to diagnose")
         name = args[1] if len(args) > 1 and isinstance(args[1], str) and args[1] else "<selection>"
         return await ls.diagnose_text(args[0], name)
 
@@ -539,7 +552,7 @@ def create_server(settings: EditorSettings | None = None) -> TrainmedicServer:
     async def diagnose_file(ls: TrainmedicServer, *args: Any) -> dict[str, Any]:
         """[uri or path] -> the diagnosis JSON; an open document also gets diagnostics, whatever its name."""
         if not args or not isinstance(args[0], str):
-            raise ValueError(f"{DIAGNOSE_FILE} takes a document URI or a path")
+            raise JsonRpcInvalidParams(f"{DIAGNOSE_FILE} takes a document URI or a path")
         return await ls.diagnose_uri(args[0])
 
     @server.command(COPY_VERIFY)
@@ -554,7 +567,7 @@ def create_server(settings: EditorSettings | None = None) -> TrainmedicServer:
     async def open_page(ls: TrainmedicServer, *args: Any) -> dict[str, Any]:
         """[id, {show: bool}?] -> {id, url, text}; shows the page unless show is false."""
         if not args or not isinstance(args[0], str):
-            raise ValueError(f"{OPEN_PAGE} takes a finding id such as entry/cause")
+            raise JsonRpcInvalidParams(f"{OPEN_PAGE} takes a finding id such as entry/cause")
         opts = args[1] if len(args) > 1 and isinstance(args[1], dict) else {}
         return await ls.open_page(args[0], bool(opts.get("show", True)))
 
