@@ -63,3 +63,14 @@ def test_malformed_requests_get_the_json_rpc_errors() -> None:
     assert codes[2] == -32602 and codes[4] == -32602
     assert codes[None] == -32700
     assert codes[1] is None and codes[5] is None  # the good ones still answered
+
+
+def test_a_wrong_content_length_does_not_leave_the_server_deaf() -> None:
+    init = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}).encode()
+    short = b"Content-Length: %d\r\n\r\n" % (len(init) - 7) + init  # 7 bytes of the body spill over
+    rest = [{"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {"capabilities": {}}},
+            {"jsonrpc": "2.0", "id": 3, "method": "shutdown"}, {"jsonrpc": "2.0", "method": "exit"}]
+    stream = short + b"".join(_frame(m) for m in rest)
+    result = subprocess.run(SERVER, input=stream, capture_output=True, timeout=60, check=False)
+    ids = {r.get("id") for r in _replies(result.stdout) if "method" not in r}
+    assert 3 in ids, result.stderr[-2000:]  # later requests are still answered

@@ -19,6 +19,7 @@ log = logging.getLogger("trainmedic.lsp")
 MAX_MESSAGE = 256 << 20  # a document of this size is far past what the editor path diagnoses anyway
 MAX_HEADER = 8 << 10  # one header line
 _LENGTH = re.compile(rb"^Content-Length: *(\d{1,20})\r?\n$", re.IGNORECASE)
+_HEADER = re.compile(rb"^[A-Za-z][A-Za-z0-9-]{0,60}: [^\r\n]{0,4000}\r?\n$")
 # A notification every server accepts and that changes nothing: cancel a request that does not exist.
 DROPPED = b'{"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": "trainmedic-dropped-message"}}'
 
@@ -40,6 +41,14 @@ class GuardedInput:
             line = self.raw.readline(MAX_HEADER)
             if not line:
                 break
+            if not headers and line.strip() and not _HEADER.match(line):
+                # Out of step: a wrong Content-Length left the end of a body here (or took the start
+                # of this message). Skip to the next message's first header instead of going deaf.
+                at = line.find(b"Content-Length:")
+                if at < 0:
+                    log.warning("skipped %d bytes that are not a message header", len(line))
+                    continue
+                line = line[at:]
             headers.append(line)
             if not line.strip():
                 break
