@@ -96,8 +96,16 @@ class Diagnoser:
         for source, stream in _sources(inputs):
             if on_input is not None:
                 on_input(source)
-            out.append(scan_file(reader, source, stream if stream is not None else stdin, on_bytes,
-                                 parallel=self.parallel))
+            try:
+                out.append(scan_file(reader, source, stream if stream is not None else stdin, on_bytes,
+                                     parallel=self.parallel))
+            except InputError as exc:
+                if not source.from_dir:
+                    raise  # a file the user named: it is the answer's input, so its error is the answer
+                # One bad file of a directory of rank logs: say so and read the others (as grep does).
+                out.append(ScanResult(path=source.name, unreadable=str(exc)))
+        if out and all(s.unreadable for s in out):
+            raise InputError(out[0].unreadable)  # nothing at all could be read
         return out
 
     def reason(self, scans: Sequence[ScanResult], facts: Iterable[Fact] = ()) -> Diagnosis:

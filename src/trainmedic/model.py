@@ -353,6 +353,7 @@ class ScanResult:
     # fingerprint key -> every rank whose lines matched it, including the lines past the hit cap
     seen_ranks: Mapping[str, frozenset[int]] = field(default_factory=dict)
     contexts: frozenset[str] = frozenset()  # the library's context marks this input mentions somewhere
+    unreadable: str = ""  # a file of a directory that could not be read (and why): skipped, not fatal
 
     def summary(self) -> InputSummary:
         return InputSummary(self.path, self.bytes, self.lines, tuple(sorted(self.ranks)))

@@ -158,3 +158,20 @@ def test_nits_that_crashed(tmp_path: Path) -> None:
     assert result.code == 2 and "deep.json" in result.err and "Traceback" not in result.err
     result = run_cli("watch", "--interval", "nan", str(log))
     assert result.code == 2 and "--interval" in result.err
+
+
+def test_one_unreadable_file_of_a_directory_is_reported_and_the_rest_read(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "rank0.log").write_bytes(TEXT.encode())
+    (logs / "rank1.log.gz").write_bytes(b"\x1f\x8b\x08\x00" + b"\x00" * 40)  # a gzip header, then nothing
+    result = run_cli("diagnose", str(logs), "--format", "json")
+    assert result.code == 1, result.err
+    d = result.json()
+    assert d["primary"]["id"] == "cuda-illegal-memory-access/illegal-address"
+    assert any("skipped, could not be read" in n and "rank1.log.gz" in n for n in d["notes"])
+    only_bad = tmp_path / "bad"
+    only_bad.mkdir()
+    (only_bad / "rank1.log.gz").write_bytes(b"\x1f\x8b\x08\x00" + b"\x00" * 40)
+    result = run_cli("diagnose", str(only_bad))
+    assert result.code == 2 and "rank1.log.gz" in result.err

@@ -659,6 +659,8 @@ def _notes(ctx: Context) -> tuple[str, ...]:
     for s in ctx.scans:
         for key, n in s.dropped.items():
             notes.append(f"{s.path}: {n} more lines like {key} not kept")
+        if s.unreadable:
+            notes.append(f"skipped, could not be read: {s.unreadable}")
         if s.cut_lines:
             notes.append(f"{s.path}: {s.cut_lines} line(s) too long to keep whole were read only to their first "
                          f"{MAX_LINE >> 20} MiB (the rest of such a line is skipped)")
