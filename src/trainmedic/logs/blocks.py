@@ -69,14 +69,17 @@ class BlockSplitter:
         return strip_ansi(carry) if carry else None
 
 
-def iter_blocks(stream: BinaryIO, block_size: int = BLOCK, max_line: int = MAX_LINE) -> Iterator[bytes]:
-    """Yield blocks that each end just after a newline (the last one may not), ANSI codes removed."""
+def iter_blocks(stream: BinaryIO, block_size: int = BLOCK, max_line: int = MAX_LINE,
+                head: bytes = b"") -> Iterator[bytes]:
+    """Yield blocks that each end just after a newline (the last one may not), ANSI codes removed.
+    `head`: bytes already read from the stream (a sniffed sample), which come first."""
     splitter = BlockSplitter(max_line)
+    chunk = head
     while True:
-        chunk = stream.read(block_size)
+        chunk = chunk or stream.read(block_size)
         if not chunk:
             break
-        block = splitter.add(chunk)
+        block, chunk = splitter.add(chunk), b""
         if block:
             yield block
     last = splitter.finish()

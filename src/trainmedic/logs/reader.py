@@ -19,8 +19,7 @@ from trainmedic.logs.blocks import BLOCK, MAX_LINE, BlockSplitter, strip_ansi
 from trainmedic.logs.sources import InputError, Source, looks_binary
 from trainmedic.logs.tracebacks import assemble_traceback
 from trainmedic.model import Line, Match, RankProgress, ScanResult, SummaryRecord, Traceback
-from trainmedic.scan.database import PROGRESS, Pattern, Scanner, build_scanner
-from trainmedic.util import linear
+from trainmedic.scan.database import PROGRESS, Pattern, PatternSet, Scanner, build_scanner
 
 LOOKAHEAD = 1 << 20  # how far into the next block a traceback or summary may run
 TAIL = 256 << 10  # bytes at the end of each input read line by line for progress
@@ -162,9 +161,9 @@ class Reader:
         self.backend = backend
         self.scanner: Scanner = build_scanner(patterns, backend)
         # Hyperscan nominates a line; RE2 confirms it, in time linear in the line whatever it holds.
-        self.compiled = [linear.compile_bytes(p.regex, ignore_case=p.ignore_case) for p in patterns]
+        self.compiled = PatternSet(tuple(patterns)).compiled()
         self.progress_scanner: Scanner = build_scanner(PROGRESS, backend)
-        self.progress_compiled = [linear.compile_bytes(p.regex) for p in PROGRESS]
+        self.progress_compiled = PatternSet(PROGRESS).compiled()
 
     # ------------------------------------------------------------ one input
 

@@ -148,23 +148,23 @@ def wide_encoding(head: bytes) -> str | None:
     return None
 
 
-class _Transcoded(io.RawIOBase):
-    """A UTF-16/32 log read as UTF-8, so every pattern and offset works on it as on any other log."""
+class _Pieces(io.RawIOBase):
+    """A raw stream over bytes made a piece at a time by `_next()` (b"" only at the end): the one
+    readinto behind every stream that decodes what it reads (wide encodings, zstd, damage checks)."""
 
-    def __init__(self, raw: BinaryIO, encoding: str) -> None:
+    def __init__(self, raw: io.RawIOBase | BinaryIO) -> None:
         self._raw = raw
-        self._decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
         self._out = b""
-        self._eof = False
+
+    def _next(self) -> bytes:
+        raise NotImplementedError
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, b: bytearray | memoryview) -> int:  # type: ignore[override]
-        while not self._out and not self._eof:
-            chunk = self._raw.read(1 << 20)
-            self._eof = not chunk
-            self._out = self._decoder.decode(chunk, final=self._eof).encode("utf-8")
+        if not self._out:
+            self._out = self._next()
         n = min(len(b), len(self._out))
         memoryview(b)[:n] = self._out[:n]
         self._out = self._out[n:]
@@ -175,6 +175,23 @@ class _Transcoded(io.RawIOBase):
             self._raw.close()
         finally:
             super().close()
+
+
+class _Transcoded(_Pieces):
+    """A UTF-16/32 log read as UTF-8, so every pattern and offset works on it as on any other log."""
+
+    def __init__(self, raw: BinaryIO, encoding: str) -> None:
+        super().__init__(raw)
+        self._decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+        self._eof = False
+
+    def _next(self) -> bytes:
+        out = b""
+        while not out and not self._eof:
+            chunk = self._raw.read(1 << 20)
+            self._eof = not chunk
+            out = self._decoder.decode(chunk, final=self._eof).encode("utf-8")
+        return out
 
 
 def _text(stream: BinaryIO) -> BinaryIO:
@@ -192,33 +209,21 @@ def _text(stream: BinaryIO) -> BinaryIO:
 _CORRUPT: tuple[type[BaseException], ...] = (EOFError, OSError, ValueError, lzma.LZMAError, zlib.error)
 
 
-class _Checked(io.RawIOBase):
+class _Checked(_Pieces):
     """A decompressing stream whose damage is an InputError (one line, exit 2), never a traceback."""
 
     def __init__(self, inner: io.RawIOBase | BinaryIO, name: str, kind: str) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._name = name
         self._kind = kind
 
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b: bytearray | memoryview) -> int:  # type: ignore[override]
+    def _next(self) -> bytes:
         try:
-            data = self._inner.read(len(b))
+            return self._raw.read(1 << 20) or b""
         except InputError:
             raise
         except (*_CORRUPT, *_zstd_errors()) as exc:
             raise InputError(f"{self._name}: damaged or truncated {self._kind} data ({exc})") from exc
-        n = len(data or b"")
-        memoryview(b)[:n] = data or b""
-        return n
-
-    def close(self) -> None:
-        try:
-            self._inner.close()
-        finally:
-            super().close()
 
 
 def _zstd_errors() -> tuple[type[BaseException], ...]:
@@ -229,7 +234,7 @@ def _zstd_errors() -> tuple[type[BaseException], ...]:
     return (zstandard.ZstdError,)
 
 
-class _Zstd(io.RawIOBase):
+class _Zstd(_Pieces):
     """zstd frames, one after another, with a cut last frame reported (zstandard's stream reader
     returns nothing for it and ends quietly). Windows up to 2 GiB are accepted (`zstd --long=31`).
     Compressed input goes in small pieces, so one call never makes more than a bounded output."""
@@ -239,27 +244,21 @@ class _Zstd(io.RawIOBase):
     def __init__(self, raw: BinaryIO) -> None:
         import zstandard
 
-        self._raw = raw
+        super().__init__(raw)
         self._new = zstandard.ZstdDecompressor(max_window_size=1 << 31).decompressobj
         self._d = self._new()
         self._fed = False  # the current frame has been given input
-        self._out = b""
 
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b: bytearray | memoryview) -> int:  # type: ignore[override]
-        while not self._out:
+    def _next(self) -> bytes:
+        out = b""
+        while not out:
             chunk = self._raw.read(self.STEP)
             if not chunk:
                 if self._fed and not self._d.eof:
                     raise EOFError("the last zstd frame is cut off")
-                return 0
-            self._out = self._feed(chunk)
-        n = min(len(b), len(self._out))
-        memoryview(b)[:n] = self._out[:n]
-        self._out = self._out[n:]
-        return n
+                return b""
+            out = self._feed(chunk)
+        return out
 
     def _feed(self, chunk: bytes) -> bytes:
         out = []
@@ -271,12 +270,6 @@ class _Zstd(io.RawIOBase):
                 chunk = self._d.unused_data
                 self._d, self._fed = self._new(), False
         return b"".join(out)
-
-    def close(self) -> None:
-        try:
-            self._raw.close()
-        finally:
-            super().close()
 
 
 def looks_binary(sample: bytes) -> bool:

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from trainmedic.catalog import Library
 from trainmedic.model import Fact
@@ -130,6 +130,7 @@ MAX_KERNEL_LINE = 1 << 16  # kernel lines are short; the rest of a longer one is
 def _lines(path: Path) -> Iterator[str]:
     """The file's lines, read as logs are (any compression, UTF-16, binary refused), each bounded:
     memory stays flat whatever the file holds (`--dmesg /dev/zero`)."""
+    from trainmedic.logs.blocks import iter_blocks
     from trainmedic.logs.sources import InputError, Source, looks_binary
 
     try:
@@ -141,32 +142,12 @@ def _lines(path: Path) -> Iterator[str]:
             first = stream.read(1 << 16)
             if looks_binary(first):
                 raise ValueError(f"{path}: looks like a binary file, not a kernel log")
-            for raw in _bounded_lines(first, stream):
-                yield raw.decode("utf-8", errors="replace")
+            # The log reader's own splitter bounds each line (the rest of a longer one is skipped).
+            for block in iter_blocks(stream, MAX_KERNEL_LINE, MAX_KERNEL_LINE, head=first):
+                for raw in (block[:-1] if block.endswith(b"\n") else block).split(b"\n"):
+                    yield raw.decode("utf-8", errors="replace")
         except InputError as exc:
             raise OSError(str(exc)) from None
-
-
-def _bounded_lines(first: bytes, stream: BinaryIO) -> Iterator[bytes]:
-    """Lines of `first` and then of `stream`, each cut at MAX_KERNEL_LINE bytes (the rest skipped)."""
-    buf, skipping = first, False
-    while True:
-        nl = buf.find(b"\n")
-        if nl >= 0:
-            if not skipping:
-                yield buf[: min(nl, MAX_KERNEL_LINE)]
-            buf, skipping = buf[nl + 1 :], False
-            continue
-        if len(buf) > MAX_KERNEL_LINE:
-            if not skipping:
-                yield buf[:MAX_KERNEL_LINE]
-            buf, skipping = b"", True
-        chunk = stream.read(1 << 16)
-        if not chunk:
-            if buf and not skipping:
-                yield buf
-            return
-        buf += chunk
 
 
 def kernel_records_from_file(
