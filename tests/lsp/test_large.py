@@ -99,3 +99,24 @@ async def test_stale_diagnosis_is_cancelled_and_hovers_stay_fast(slow: LanguageC
         10, "the stale diagnosis to stop")
     assert values[-1].message == "cancelled"
     await diagnostics(slow, uri, check=lambda ds: len(ds) == 0)
+
+
+async def test_an_edit_storm_on_a_big_log_leaves_the_server_answering(fast: LanguageClient,
+                                                                      big_log: tuple[Path, str, int]) -> None:
+    """500 keystrokes in a 100 MB document: each must cost the edit, not the document (pygls rebuilt
+    the whole text per edit on the event loop, ~0.6 s each, and nothing was answered for minutes)."""
+    path, text, bus_error = big_log
+    uri = f"untitled:storm-{path.name}"  # not on disk: the editor's copy is what gets diagnosed
+    open_doc(fast, uri, text)
+    for version in range(2, 502):
+        line = 10 + version
+        fast.text_document_did_change(t.DidChangeTextDocumentParams(
+            text_document=t.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[t.TextDocumentContentChangePartial(
+                range=t.Range(t.Position(line, 0), t.Position(line, 7)), text="[RANKx]")]))
+    elapsed, _ = await _hover_time(fast, uri, bus_error - 1)
+    assert elapsed < 10.0  # the 500 edits are applied in well under a second
+    diags = await diagnostics(fast, uri, timeout=60,
+                              check=lambda ds: any(d.severity == t.DiagnosticSeverity.Error for d in ds))
+    errors = [d for d in diags if d.severity == t.DiagnosticSeverity.Error]
+    assert errors[0].range.start.line == bus_error - 1

@@ -31,6 +31,7 @@ from pygls.lsp.server import LanguageServer
 
 from trainmedic import __version__
 from trainmedic.catalog import Library, load_library
+from trainmedic.lsp.document import LineWorkspace
 from trainmedic.lsp.framing import MAX_MESSAGE, GuardedInput, invalid_params_protocol
 from trainmedic.lsp.marks import (
     DIAGNOSING,
@@ -482,6 +483,9 @@ def create_server(settings: EditorSettings | None = None) -> TrainmedicServer:
     @server.feature(t.INITIALIZE)
     def initialize(ls: TrainmedicServer, params: t.InitializeParams) -> None:
         ls.settings.update(params.initialization_options)
+        # pygls has just made the workspace; its documents would rebuild the whole text per edit
+        # (pygls offers no hook for the document class, hence the private attribute)
+        ls.protocol._workspace = LineWorkspace.replacing(ls.workspace)
 
     @server.feature(t.INITIALIZED)
     def initialized(ls: TrainmedicServer, _params: t.InitializedParams) -> None:
