@@ -91,12 +91,14 @@ class LineMerger:
         if not held and data.endswith(b"\n"):  # the common case: whole lines, nothing to join or copy
             self._pending[key] = b""
             return data
-        buf = held + data if held else data
-        cut = buf.rfind(b"\n") + 1
-        if cut == 0 and len(buf) > MAX_PENDING_LINE:
-            cut = len(buf)
-        self._pending[key] = buf[cut:]
-        return buf[:cut]
+        cut = data.rfind(b"\n") + 1
+        if cut == 0 and len(held or b"") + len(data) > MAX_PENDING_LINE:
+            cut = len(data)
+        view = memoryview(data)
+        self._pending[key] = (held + bytes(view[cut:])) if cut == 0 and held else bytes(view[cut:])
+        if cut == 0:
+            return b""
+        return b"".join((held, view[:cut])) if held else bytes(view[:cut])  # one copy of the chunk
 
     def rest(self) -> bytes:
         """Unfinished lines at the end, each ended."""
@@ -147,7 +149,9 @@ class Job(LiveSession[JobOptions]):
         self.merger = LineMerger()
         self.proc: subprocess.Popen[bytes] | None = None
         self.last_data = self.last_flush
-        self.pending: deque[tuple[float, bytes]] = deque()  # complete lines not yet given to the analysis
+        # output not yet given to the analysis, as read: (time, stream, bytes). Joining the two streams
+        # at line ends (a copy of every chunk) is left to the scan thread, off the pass-through path.
+        self.pending: deque[tuple[float, str, bytes]] = deque()
         self.exit_at: float | None = None
         self.kill_at: float | None = None
         self.condemned: list[int] = []
@@ -254,20 +258,21 @@ class Job(LiveSession[JobOptions]):
         (self.out if name == "out" else self.err).write(data)
         self.watchdog.observe(data, now)
         self.last_data = now
-        lines = self.merger.add(name, data)
-        if lines:
-            self.pending.append((now, lines))
+        self.pending.append((now, name, data))
 
-    def _take(self, older_than: float | None) -> list[bytes]:
-        """The pending lines received before `older_than` (else all), in order."""
+    def _take(self, older_than: float | None) -> list[tuple[str, bytes]]:
+        """The pending output received before `older_than` (else all), in order."""
         out = []
         while self.pending and (older_than is None or self.pending[0][0] < older_than):
-            out.append(self.pending.popleft()[1])
+            _, name, data = self.pending.popleft()
+            out.append((name, data))
         return out
 
-    def _feed(self, chunks: list[bytes]) -> None:
-        for chunk in chunks:
-            self.analysis.feed(OUTPUT, chunk)
+    def _feed(self, chunks: list[tuple[str, bytes]]) -> None:
+        for name, data in chunks:
+            lines = self.merger.add(name, data)
+            if lines:
+                self.analysis.feed(OUTPUT, lines)
         self.analysis.flush()
 
     def _scan(self, older_than: float | None = None) -> None:
