@@ -109,4 +109,10 @@ def test_overflow_warnings_are_a_failure_only_once_the_loss_scale_collapses() ->
     apex = "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to {}"
     collapsed = [apex.format(f"{2.0 ** -k}") for k in range(0, 40, 8)]
     d = diagnose_with("\n".join(collapsed).encode() + b"\n")
-    assert d["verdict"] == "failure" and d["primary"]["id"] == "nan-loss/fp16-overflow"
+    assert d["verdict"] == "failure" and d["primary"]["id"] == "grad-scaler-overflow/repeated-overflow"
+    # DeepSpeed's fp16 optimizer gives up once the scale cannot fall further: that names the incident.
+    ended = [ds.format(2.0 ** (6 - k), 2.0 ** (5 - k)) for k in range(6)]
+    ended.append("Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.")
+    d = diagnose_with("\n".join(ended).encode() + b"\n")
+    assert d["verdict"] == "failure" and d["primary"]["id"] == "grad-scaler-overflow/min-loss-scale"
+    assert d["primary"]["evidence"][0]["line"] == len(ended)

@@ -36,7 +36,7 @@ def test_a_warning_alone_is_not_a_failure(case_id: str) -> None:
 
 def test_a_collapsing_loss_scale_is_the_failure_its_warnings_led_to() -> None:
     d = _diagnose("mem-apex-overflow-scale-e-205")
-    assert d.primary is not None and d.primary.id == "nan-loss/fp16-overflow"
+    assert d.primary is not None and d.primary.id == "grad-scaler-overflow/repeated-overflow"
 
 
 def test_an_uncaught_exception_no_signature_knows_is_an_unclassified_failure() -> None:
@@ -182,7 +182,8 @@ def test_frames_inside_a_traceback_do_not_start_another() -> None:
 
 def test_a_loss_scale_ten_halvings_down_is_a_run_that_no_longer_learns() -> None:
     d = _diagnose("mem-ds-llama-alpaca-overflow-cascade")  # 64 -> 32 -> ... -> 2 on consecutive steps
-    assert d.verdict == "failure" and d.primary is not None and d.primary.id == "nan-loss/fp16-overflow"
+    assert d.verdict == "failure" and d.primary is not None and d.primary.id == "grad-scaler-overflow/repeated-overflow"
+    assert "grad-scaler-overflow/min-loss-scale" in [a.id for a in d.alternatives[:2]]  # where it was heading
     early = b"[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768\nstep 10 loss 2.1\n"
     assert Diagnoser().diagnose(early).verdict == "healthy"
 
@@ -202,3 +203,12 @@ def test_a_loss_that_jumps_and_stays_up_is_a_loss_spike() -> None:
                    for i, v in zip(range(50, 450, 50), [0.9, 0.8, 0.7, 0.7, 4000.0, 3.0, 0.9, 0.7], strict=True))
     d = Diagnoser().diagnose(back.encode())
     assert d.verdict == "healthy" and any("came back" in n for n in d.notes)
+
+
+def test_a_bare_device_side_assert_offers_the_checks_that_usually_fail() -> None:
+    """Only "device-side assert triggered", no assertion text: labels and indices are the usual causes."""
+    d = _diagnose("gpu-assert-labels-not-zero-based-widedeep")
+    assert d.primary is not None and d.primary.id == "cuda-device-side-assert/device-assert"
+    assert [a.id for a in d.alternatives[:2]] == ["cuda-device-side-assert/target-out-of-range",
+                                                 "cuda-device-side-assert/index-out-of-range"]
+    assert any("Assertion" in m.command for m in d.primary.missing)
