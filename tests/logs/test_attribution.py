@@ -58,6 +58,11 @@ def test_timestamps() -> None:
     assert parse_time("2024-06-07T18:29:22+02:00 x") == pytest.approx(1717777762.0)
     glog = parse_time("E1129 16:29:22.217000 4711 ProcessGroupNCCL.cpp:616]", year=2026)
     assert glog == pytest.approx(1795969762.217)
+    # c10's logger (torch 2.x) writes the month unpadded: June 26 is "626", January 1 "101"
+    c10 = "[rank7]:[E626 05:14:36.393067540 ProcessGroupNCCL.cpp:1743] [PG ID 0 PG GUID 0(default_pg) Rank 7]"
+    assert parse_time(c10, year=2025) == pytest.approx(1750914876.393067540)
+    assert parse_time("[I101 00:00:01.5 socket.cpp:1]", year=2025) == pytest.approx(1735689601.5)
+    assert parse_time("[W1301 00:00:01.5 x.cpp:1]", year=2025) is None  # no 13th month
     assert parse_time("[Sun Nov 29 16:29:22 2026] Out of memory") == pytest.approx(1795969762.0)
     assert parse_time("1732897762.25 step 3") == pytest.approx(1732897762.25)
     assert parse_time("[ 8812.441235] Out of memory: Killed process 1") is None  # uptime, not a clock

@@ -212,3 +212,10 @@ def test_a_bare_device_side_assert_offers_the_checks_that_usually_fail() -> None
     assert [a.id for a in d.alternatives[:2]] == ["cuda-device-side-assert/target-out-of-range",
                                                  "cuda-device-side-assert/index-out-of-range"]
     assert any("Assertion" in m.command for m in d.primary.missing)
+
+
+def test_collateral_only_runs_are_named_by_the_earliest_line_not_the_first_printed() -> None:
+    """c10's log times ("E626 05:06:30"): the all-gather timeout came eight minutes before the
+    heartbeat monitor's report, although the report was pasted first."""
+    d = _diagnose("dist-arctic-allgather-timeout-then-heartbeat")
+    assert d.primary is not None and d.primary.id == "nccl-timeout/watchdog-timeout"

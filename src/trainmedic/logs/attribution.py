@@ -135,7 +135,8 @@ def host_from_path(path: str) -> str | None:
 # ---------------------------------------------------------------- timestamps
 
 _ISO = re.compile(r"(\d{4})-(\d\d)-(\d\d)[T _](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(Z|[+-]\d\d:?\d\d)?")
-_GLOG = re.compile(r"[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{1,9})")
+# glog pads the month ("E0626"); c10's own logger (torch 2.x without glog) prints month*100 + day ("E626").
+_GLOG = re.compile(r"[IWEF](\d{1,2})(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{1,9})")
 _CTIME = re.compile(
     r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(\d{1,2}) "
     r"(\d\d):(\d\d):(\d\d) (\d{4})"

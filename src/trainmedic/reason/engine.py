@@ -564,7 +564,8 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
     counts: dict[str, int] = {}
     for e in lead:
         counts[e.cause] = counts.get(e.cause, 0) + 1
-    cause_id = max(counts, key=lambda c: (counts[c], -min(e.order for e in lead if e.cause == c)))
+    earliest = _first(lead).cause  # by time where the lines carry one, else by order
+    cause_id = max(counts, key=lambda c: (counts[c], c == earliest, -min(e.order for e in lead if e.cause == c)))
     first = _first([e for e in lead if e.cause == cause_id])
     missing: list[MissingFact] = []
     verdict: Verdict = "failure"
