@@ -219,3 +219,10 @@ def test_collateral_only_runs_are_named_by_the_earliest_line_not_the_first_print
     heartbeat monitor's report, although the report was pasted first."""
     d = _diagnose("dist-arctic-allgather-timeout-then-heartbeat")
     assert d.primary is not None and d.primary.id == "nccl-timeout/watchdog-timeout"
+
+
+def test_an_error_in_the_pin_memory_thread_is_a_pinning_failure_not_a_dataset_one() -> None:
+    """The pin thread runs no __getitem__: alone, its re-raised error points at page-locking."""
+    d = _diagnose("gap-pinned-thread-error-heareval-small-gpu")
+    assert d.primary is not None and d.primary.id == "pinned-memory-failure/pinned-alloc-failed"
+    assert d.alternatives and d.alternatives[0].id == "pinned-memory-failure/pin-non-cpu-tensor"
