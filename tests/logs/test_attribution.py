@@ -76,6 +76,8 @@ def test_ranks_named_by_launchers_and_messages() -> None:
              "(exitcode: -9) local_rank: 1 (pid: 2927916) of binary: /usr/bin/python")
     assert launcher_rank(agent) == rank_in_text(agent) == 1
     assert launcher_rank("Exception: process 3 terminated with signal SIGKILL") == 3
+    mpi = "mpirun noticed that process rank 5 with PID 0 on node node1 exited on signal 9 (Killed)."
+    assert launcher_rank(mpi) == 5
     ds = "['/usr/bin/python', '-u', 'main.py', '--local_rank=1', '--zero_stage', '0'] exits with return code = 1"
     assert launcher_rank(ds) == 1
     assert launcher_rank("Parameter indices which did not receive grad for rank 2: 362 363") is None

@@ -116,3 +116,12 @@ def test_overflow_warnings_are_a_failure_only_once_the_loss_scale_collapses() ->
     d = diagnose_with("\n".join(ended).encode() + b"\n")
     assert d["verdict"] == "failure" and d["primary"]["id"] == "grad-scaler-overflow/min-loss-scale"
     assert d["primary"]["evidence"][0]["line"] == len(ended)
+
+
+def test_mpirun_names_the_rank_and_the_signal() -> None:
+    """Open MPI's launcher is the only witness of a rank's death under mpirun/horovodrun."""
+    line = b"mpirun noticed that process rank 3 with PID 0 on node node1 exited on signal 11 (Segmentation fault).\n"
+    d = diagnose_with(line)
+    assert d["primary"]["id"] == "native-crash/segfault" and d["primary"]["rank"] == 3
+    d = diagnose_with(line.replace(b"11 (Segmentation fault)", b"9 (Killed)"))
+    assert d["primary"]["id"] == "host-oom/sigkill" and d["primary"]["rank"] == 3

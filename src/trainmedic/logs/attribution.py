@@ -31,6 +31,7 @@ _LAUNCHER_RANK = re.compile(
     r"|\brank *: *(\d{1,6}) \(local_rank"
     r"|\bprocess (\d{1,6}) terminated with (?:signal|exit code)"
     r"|--local_rank=(\d{1,6})\b[^\n]{0,4000}(?:exits with return code|returned non-zero exit status|died with <)"
+    r"|\bnoticed that process rank (\d{1,6}) with PID"  # Open MPI's mpirun, PRRTE's prterun
 )
 _MESSAGE_RANK = re.compile(
     r"\b(?:for|on) rank (\d{1,6})\b"  # DDP: "did not receive grad for rank 2"
