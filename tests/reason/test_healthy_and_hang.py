@@ -125,3 +125,16 @@ def test_mpirun_names_the_rank_and_the_signal() -> None:
     assert d["primary"]["id"] == "native-crash/segfault" and d["primary"]["rank"] == 3
     d = diagnose_with(line.replace(b"11 (Segmentation fault)", b"9 (Killed)"))
     assert d["primary"]["id"] == "host-oom/sigkill" and d["primary"]["rank"] == 3
+
+
+def test_a_slurm_cancel_with_no_reason_is_a_failure_only_when_nothing_stronger_explains_it() -> None:
+    cancel = b"slurmstepd: error: *** STEP 1234.0 ON node1 CANCELLED AT 2024-04-23T12:18:08 ***\n"
+    d = diagnose_with(b"step 10 loss 2.1\n" + cancel + b"srun: error: node1: task 0: Terminated\n")
+    assert d["verdict"] == "failure" and d["primary"]["id"] == "scheduler-termination/cancelled"
+    assert any("sacct" in m["command"] for m in d["primary"]["missing"])
+    # srun cancels the step after a task was OOM-killed: the kill record leads, the cancel is its echo
+    oom = (b"slurmstepd: error: Detected 1 oom_kill event in StepId=1234.0. "
+           b"Some of the step tasks have been OOM Killed.\n")
+    d = diagnose_with(cancel + oom)
+    assert d["primary"]["id"] == "host-oom/oom-killer"
+    assert any("a stronger signal explains the failure" in n for n in d["notes"])

@@ -226,3 +226,8 @@ def test_an_error_in_the_pin_memory_thread_is_a_pinning_failure_not_a_dataset_on
     d = _diagnose("gap-pinned-thread-error-heareval-small-gpu")
     assert d.primary is not None and d.primary.id == "pinned-memory-failure/pinned-alloc-failed"
     assert d.alternatives and d.alternatives[0].id == "pinned-memory-failure/pin-non-cpu-tensor"
+
+
+def test_nccl_connecting_over_an_interface_with_no_route_is_the_interface() -> None:
+    d = _diagnose("more3-nccl-socket-ifname-no-route-transformer")
+    assert d.primary is not None and d.primary.id == "nccl-error/socket-interface"

@@ -259,7 +259,9 @@ def reason(ctx: Context) -> Diagnosis:
     collateral_events = [e for e in events if e.role in ("cascade", "teardown")]
     context: list[Event] = []
     kill_records = ctx.library.kill_records
-    if any(e.cause not in kill_records or e.order in confirmed for e in initiating):
+    # (A weak, ambiguous signal, such as a cancel with no reason, does not demote a kill record.)
+    if any((e.cause not in kill_records or e.order in confirmed) and not (e.ambiguous and e.weight < WEAK)
+           for e in initiating):
         # A kernel OOM kill of a process these logs never mention is context, not the cause of
         # this run's failure: it may be another job on the host.
         context = [e for e in initiating if e.cause in kill_records and e.order not in confirmed and e.rank is None]
@@ -287,7 +289,9 @@ def reason(ctx: Context) -> Diagnosis:
     if weak and (len(weak) < len(initiating) or all(_progress_after(ctx, e) for e in weak)):
         initiating = [e for e in initiating if e not in weak]
         base = replace(base, notes=(*base.notes, *(
-            f"warning at {_where(e)} ({e.cause}); training went on" for e in weak[:5])))
+            f"warning at {_where(e)} ({e.cause}); "
+            + ("training went on" if _progress_after(ctx, e) else "a stronger signal explains the failure")
+            for e in weak[:5])))
     if initiating and _recovered(ctx, initiating, collateral_events):
         return replace(base, notes=(*base.notes, *(
             f"handled error at {_where(e)} ({e.cause}); training went on and finished" for e in initiating[:5]
