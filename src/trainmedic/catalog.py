@@ -159,6 +159,8 @@ def _check_links(entries: list[Entry]) -> None:
                     raise LibraryError(f"{c.full_id}: competes with unknown cause {comp!r}")
             if c.needs_context and c.otherwise is None:
                 raise LibraryError(f"{c.full_id}: needs_context needs `otherwise`, the cause it is without it")
+            if c.otherwise_context and not c.needs_context:
+                raise LibraryError(f"{c.full_id}: otherwise_context only refines needs_context")
             for key, target in (("confirmed_as", c.confirmed_as), ("in_worker", c.in_worker),
                                 ("otherwise", c.otherwise), ("stranded_as", c.stranded_as)):
                 if target is not None and target not in causes:

@@ -80,6 +80,9 @@ class Cause:
     owns_frames: tuple[str, ...] = ()  # a traceback through these paths is this cause's, not a failure of its own
     needs_context: tuple[str, ...] = ()  # the incident must show one of these, else it is `otherwise`
     otherwise: str | None = None
+    # marks that show the `otherwise` reading; when set and neither kind is in sight, the cause stays
+    # (ambiguous) instead of moving: the bare message is then read by the commoner of the two
+    otherwise_context: tuple[str, ...] = ()
     entry_id: str = ""
 
     @property

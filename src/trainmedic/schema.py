@@ -136,6 +136,7 @@ class CauseSpec(_Strict):
     owns_frames: list[str] = []
     needs_context: list[str] = []
     otherwise: str | None = None
+    otherwise_context: list[str] = []
 
     _check_id = field_validator("id")(_kebab)
 
@@ -213,6 +214,7 @@ def _to_entry(spec: EntrySpec, source: str) -> Entry:
             owns_frames=tuple(c.owns_frames),
             needs_context=tuple(c.needs_context),
             otherwise=c.otherwise,
+            otherwise_context=tuple(c.otherwise_context),
             entry_id=spec.id,
         )
         for c in spec.causes

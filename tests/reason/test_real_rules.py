@@ -70,13 +70,23 @@ def test_the_launchers_own_traceback_is_an_echo() -> None:
     assert d.primary is not None and d.primary.id == "launcher-teardown/sigterm-survivor"
 
 
-def test_no_dataloader_in_the_log_means_the_process_level_fork_error() -> None:
+def test_the_context_of_a_fork_error_decides_whose_fork_it_was() -> None:
+    # The message alone: the DataLoader's workers, the fork nearly every training script makes,
+    # with the process-level reading competing.
     d = _diagnose("gpu-fork-reinit-a3c-workers")
-    assert d.primary is not None and d.primary.id == "cuda-reinit-forked/fork-after-cuda-init"
-    assert "dataloader-worker-failure/cuda-in-forked-worker" in {a.id for a in d.alternatives}
-    with_workers = b"  File \"/usr/lib/python3/site-packages/torch/utils/data/_utils/worker.py\", line 308, in _worker_loop\n"
-    d = Diagnoser().diagnose(with_workers + _case("gpu-fork-reinit-a3c-workers").log.encode())
     assert d.primary is not None and d.primary.id == "dataloader-worker-failure/cuda-in-forked-worker"
+    assert "cuda-reinit-forked/fork-after-cuda-init" in {a.id for a in d.alternatives}
+    bare = _case("gpu-fork-reinit-a3c-workers").log.encode()
+    # A multiprocessing.Process of the user's: the process-level cause.
+    pool = (b"Process Process-1:\nTraceback (most recent call last):\n"
+            b'  File "/usr/lib/python3.10/multiprocessing/process.py", line 314, in _bootstrap\n')
+    d = Diagnoser().diagnose(pool + bare)
+    assert d.primary is not None and d.primary.id == "cuda-reinit-forked/fork-after-cuda-init"
+    # The DataLoader's worker loop in sight: the DataLoader cause, no longer ambiguous.
+    with_workers = b"  File \"/usr/lib/python3/site-packages/torch/utils/data/_utils/worker.py\", line 308, in _worker_loop\n"
+    d = Diagnoser().diagnose(with_workers + bare)
+    assert d.primary is not None and d.primary.id == "dataloader-worker-failure/cuda-in-forked-worker"
+    assert not d.primary.missing
 
 
 def test_nan_that_persists_in_the_metrics_is_a_failure() -> None:

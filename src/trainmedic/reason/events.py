@@ -100,12 +100,20 @@ def _event(library: Library, matches: list[Match], tb: Traceback | None, order: 
                 best = Match(best.fingerprint, inside, best.line)
                 return _event(library, [best], tb, order, weight_of={best.fingerprint: weight(inner[0])})
     cause = library.cause(best.cause)
+    bare = False
     if cause.needs_context and cause.otherwise:
         # Context decides: the same message means another cause where the incident shows none of
         # the marks this cause needs (CUDA re-initialised in a fork with no DataLoader in sight).
         seen = [m.line.text for m in matches] + list(tb.frames + tb.exceptions if tb else ())
-        near = any(mark in text for text in seen for mark in cause.needs_context)
-        if not near and not contexts & set(cause.needs_context):
+
+        def shows(marks: tuple[str, ...]) -> bool:
+            return any(mark in text for text in seen for mark in marks) or bool(contexts & set(marks))
+
+        if not shows(cause.needs_context) and cause.otherwise_context and not shows(cause.otherwise_context):
+            # Neither reading is in sight (a bare message): this cause, the commoner, stays, ambiguous,
+            # and the other is named among the alternatives (`competes`).
+            bare = True
+        elif not shows(cause.needs_context):
             moved = [Match(m.fingerprint, cause.otherwise, m.line) for m in matches if m.cause == best.cause]
             # Absence of context is weaker evidence than its presence: the event stays ambiguous, so the
             # cause it was taken from is still named among the alternatives (`competes`).
@@ -131,7 +139,7 @@ def _event(library: Library, matches: list[Match], tb: Traceback | None, order: 
         path=first.path,
         line=first.number,
         weight=1.0 - miss,
-        ambiguous=all(ambiguous(m) for m in same),
+        ambiguous=bare or all(ambiguous(m) for m in same),
         evidence=evidence,
         traceback=tb,
         pid=pid,
