@@ -72,6 +72,7 @@ class Cause:
     wrapper: bool = False  # a wrapper exception: a known initiating cause inside it is the finding
     in_worker: str | None = None  # what this cause is when it happens inside one of the entry's workers
     fallback: bool = False  # stands for a failure no signature knows: leads only when nothing else does
+    tail_only: bool = False  # its words are read over each input's tail only, into notable lines
     scale_floor: float | None = None  # its warnings are a failure once the loss scale they name falls this low
     stranded_as: str | None = None  # an OOM whose own figures show more cached-but-free memory than it asked for
     data_wait_share: float | None = None  # metric lines where waiting for data takes this share of step time
@@ -144,6 +145,16 @@ class Match:
     fingerprint: str  # "<entry>/<cause>#<fingerprint>"
     cause: str  # "<entry>/<cause>"
     line: Line
+
+
+@dataclass(frozen=True)
+class Notable:
+    """A line of an input's tail that reads as a failure by its own words (an error or fatal level, a
+    word like "failed" or "Killed"), whether or not a fingerprint knows it: what a failure no
+    signature knows is found by."""
+
+    line: Line
+    severity: int  # 2: an error, 3: fatal (a crash, a kill, an abort)
 
 
 @dataclass(frozen=True)
@@ -357,6 +368,7 @@ class ScanResult:
     seen_ranks: Mapping[str, frozenset[int]] = field(default_factory=dict)
     contexts: frozenset[str] = frozenset()  # the library's context marks this input mentions somewhere
     unreadable: str = ""  # a file of a directory that could not be read (and why): skipped, not fatal
+    notable: tuple[Notable, ...] = ()  # error-worded lines of the tail (reader: NOTABLE_KEEP at most)
 
     def summary(self) -> InputSummary:
         return InputSummary(self.path, self.bytes, self.lines, tuple(sorted(self.ranks)))
@@ -389,6 +401,7 @@ class ScanResult:
                                  spike=(num(p.spike[0]), p.spike[1], p.spike[2]) if p.spike else None)
                       for k, p in self.progress.items()},
             last_line_rank={k: num(v) for k, v in self.last_line_rank.items()},
+            notable=tuple(replace(n, line=line(n.line)) for n in self.notable),
         )
 
 

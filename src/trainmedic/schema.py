@@ -137,6 +137,7 @@ class CauseSpec(_Strict):
     needs_context: list[str] = []
     otherwise: str | None = None
     otherwise_context: list[str] = []
+    tail_only: bool = False
 
     _check_id = field_validator("id")(_kebab)
 
@@ -215,6 +216,7 @@ def _to_entry(spec: EntrySpec, source: str) -> Entry:
             needs_context=tuple(c.needs_context),
             otherwise=c.otherwise,
             otherwise_context=tuple(c.otherwise_context),
+            tail_only=c.tail_only,
             entry_id=spec.id,
         )
         for c in spec.causes

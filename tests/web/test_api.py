@@ -228,7 +228,7 @@ def test_library_endpoint_serves_entries_and_the_prefilter(client: Any, library:
     if not data["keep_every_line"]:
         for e in library:
             for fl in fixture_lines(e):
-                if fl.kind == "match":
+                if fl.kind == "match" and not library.cause(fl.cause).tail_only:  # tail words: see keywords()
                     assert any(w in fl.text for w in data["keywords"]), (fl.cause, fl.text)
 
 

@@ -8,9 +8,13 @@ import json
 import sys
 from pathlib import Path
 
+from trainmedic.api import Diagnoser
+from trainmedic.evaluate import unknown
 from trainmedic.evaluate.corpus import load_corpus
 from trainmedic.evaluate.report import render
 from trainmedic.evaluate.score import calibrate, figures, regressions, run
+
+LAB = Path("tests") / "fixtures" / "lab"  # the lab's captured failures (trainmedic lab), beside the corpus
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,14 +36,22 @@ def main(argv: list[str] | None = None) -> int:
         print(f"eval: wrote {written} from the dev split")
     outcomes = run(cases)
     now = {split: figures([o for o in outcomes if o.split == split]).to_json() for split in ("test", "dev")}
+    diagnoser = Diagnoser()
+    hidden = unknown.run(unknown.probes(cases, args.corpus.resolve().parent / LAB, diagnoser), diagnoser.library)
+    unknown_figs = unknown.figures(hidden)
+    now["unknown"] = unknown_figs.to_json()
     eval_dir = args.corpus / "eval"
     fig_path, rows_path = eval_dir / "figures.json", eval_dir / "outcomes.tsv"
-    doc = render(cases, outcomes)
+    unknown_path = eval_dir / "unknown.tsv"
+    unknown_rows = "\n".join(["case\tsource\tremoved\tverdict\tprimary\tstill_failure\trank\tline_top3",
+                              *(r.row() for r in sorted(hidden, key=lambda r: (r.probe.source, r.probe.name)))]) + "\n"
+    doc = render(cases, outcomes, unknown_figs)
     rows = "\n".join(["case\tsplit\tresult\tlabel\tlabel_rank\tverdict\tprimary\tconfidence\trank\tsource",
                       *(o.row() for o in sorted(outcomes, key=lambda o: (o.split, o.case)))]) + "\n"
     fig_text = json.dumps(now, indent=2, sort_keys=True) + "\n"
     if args.check:
-        stale = [str(path) for path, text in ((args.docs, doc), (rows_path, rows), (fig_path, fig_text))
+        stale = [str(path) for path, text in ((args.docs, doc), (rows_path, rows), (fig_path, fig_text),
+                                             (unknown_path, unknown_rows))
                  if not path.is_file() or path.read_text(encoding="utf-8") != text]
         for path in stale:
             print(f"eval: {path} is stale: run `make eval`", file=sys.stderr)
@@ -54,11 +66,15 @@ def main(argv: list[str] | None = None) -> int:
     eval_dir.mkdir(parents=True, exist_ok=True)
     args.docs.write_text(doc, encoding="utf-8")
     rows_path.write_text(rows, encoding="utf-8")
+    unknown_path.write_text(unknown_rows, encoding="utf-8")
     fig_path.write_text(fig_text, encoding="utf-8")
     t = now["test"]
     print(f"test split: top-1 {t['top1']:.1%}, top-3 {t['top3']:.1%}, rank {t['rank']:.1%} of {t['ranked']}, "
           f"healthy called failures {t['false_alarms']}/{t['healthy']}, failures called healthy "
           f"{t['called_healthy']}/{t['failures']}, ECE {t['ece']:.3f} ({t['cases']} cases)")
+    u = now["unknown"]
+    print(f"leave one entry out: still failures {u['still_failure']:.1%}, rank {u['rank']:.1%} of {u['ranked']}, "
+          f"failure line in the top 3 {u['line_top3']:.1%} ({u['cases']} cases)")
     return 0
 
 

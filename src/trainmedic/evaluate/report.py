@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from trainmedic.evaluate.corpus import Case
 from trainmedic.evaluate.score import Figures, Outcome, figures, reliability
+from trainmedic.evaluate.unknown import Figures as UnknownFigures
 
 TARGETS = {"top1": ">= 92 %", "top3": ">= 97 %", "rank": ">= 85 %", "false_alarms": "0", "called_healthy": "0",
            "ece": "<= 0.08"}
@@ -70,7 +71,7 @@ def _composition(cases: Sequence[Case]) -> list[str]:
     ]
 
 
-def render(cases: Sequence[Case], outcomes: Sequence[Outcome]) -> str:
+def render(cases: Sequence[Case], outcomes: Sequence[Outcome], unknown: UnknownFigures | None = None) -> str:
     by_split = {s: figures([o for o in outcomes if o.split == s]) for s in ("test", "dev")}
     test = [o for o in outcomes if o.split == "test"]
     parts = [
@@ -102,9 +103,28 @@ def render(cases: Sequence[Case], outcomes: Sequence[Outcome]) -> str:
         "",
         *_reliability(outcomes),
         "",
+        *(_unknown(unknown) if unknown is not None else ()),
         "## Per label",
         "",
         *_per_label(outcomes),
         "",
     ]
     return "\n".join(parts)
+
+
+def _unknown(f: UnknownFigures) -> list[str]:
+    return [
+        "## Failures no signature knows (leave one entry out)",
+        "",
+        "Every case the full library gets right (real logs of both splits, and the lab's captures) is",
+        "diagnosed again with the library entry that explains it removed, as if its failure were new.",
+        "Per-case rows: `corpus/eval/unknown.tsv`.",
+        "",
+        "| figure | value | target |",
+        "|---|---|---|",
+        f"| cases | {f.cases} | |",
+        f"| still called a failure (not healthy) | {f.still_failure:.1%} | >= 95 % |",
+        f"| initiating rank right (cases with a known rank) | {f.rank:.1%} of {f.ranked} | >= 85 % |",
+        f"| the failure's own line among the top 3 evidence lines | {f.line_top3:.1%} | >= 85 % |",
+        "",
+    ]

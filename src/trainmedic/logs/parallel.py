@@ -180,6 +180,7 @@ def merge(source: Source, parts: list[ScanResult]) -> ScanResult:
             out.progress, out.tqdm_incomplete = dict(shifted.progress), dict(shifted.tqdm_incomplete)
             out.done = shifted.done
             out.last_line_rank = dict(shifted.last_line_rank)
+            out.notable = list(shifted.notable)
             out.lines = before + shifted.lines
         before += shifted.lines
     out.tracebacks = out.tracebacks[:2000]

@@ -18,8 +18,9 @@ from trainmedic.logs.attribution import host_from_path, parse_time, rank_from_pa
 from trainmedic.logs.blocks import BLOCK, MAX_LINE, BlockSplitter, strip_ansi
 from trainmedic.logs.sources import InputError, Source, looks_binary
 from trainmedic.logs.tracebacks import assemble_traceback
-from trainmedic.model import Line, Match, RankProgress, ScanResult, SummaryRecord, Traceback
-from trainmedic.scan.database import PROGRESS, Pattern, PatternSet, Scanner, build_scanner
+from trainmedic.model import Line, Match, Notable, RankProgress, ScanResult, SummaryRecord, Traceback
+from trainmedic.scan.database import ERROR_LEVEL, PROGRESS, WARNING_LEVEL, Pattern, PatternSet, Scanner, build_scanner
+from trainmedic.util import linear
 
 LOOKAHEAD = 1 << 20  # how far into the next block a traceback or summary may run
 TAIL = 256 << 10  # bytes at the end of each input read line by line for progress
@@ -27,6 +28,8 @@ MAX_HITS_PER_PATTERN = 400  # a failure repeated a million times needs only its 
 HEAD_SAMPLE = 4 * 1024  # bytes at the start of each sampling region whose line prefixes reveal ranks
 SAMPLE_EVERY = 4 << 20  # sampling regions, fixed in file offsets
 BEHIND = 64 * 1024  # how far back a summary record may look for its host and time
+WARNING_SPAN = 3  # lines after a warning that still belong to its message
+NOTABLE_KEEP = 256  # error-worded lines kept from one input's tail: its first ones, then its last ones
 
 _STEP = re.compile(r"(?:global_step|[Ss]tep|[Ii]ter(?:ation)?)[ =:]+(\d{1,18}(?!\d))")
 _TQDM = re.compile(r"(\d{1,18}(?!\d))/(\d{1,18}(?!\d)) \[")
@@ -34,6 +37,7 @@ _EPOCH = re.compile(r"[Ee]poch[ =:]+(\d{1,18}(?!\d))")
 _BRACKETED = re.compile(r"\[(\d{1,18}(?!\d))/\d+\]")  # MMEngine's "[200/62598]": the iteration within the epoch
 _WORLD = re.compile(r"(?:world_size|WORLD_SIZE|num_processes)[=: ]+(\d{1,18}(?!\d))")
 _KV = re.compile(r"(\w+) *: (.*)")
+_OWN_LEVEL = linear.compile_bytes(ERROR_LEVEL)
 # Metric lines: time spent waiting for data against step time (MMEngine/MMCV/detectron2 "time: 2.01,
 # data_time: 1.65"; pytorch/examples' AverageMeter "Time  0.512 ( 0.520)  Data  0.412 ( 0.415)"), and the loss.
 _NUM = r"(\d{1,12}(?:\.\d{1,12})?)"
@@ -63,6 +67,7 @@ class Found:
     contexts: set[str] = field(default_factory=set)
     cut_lines: int = 0
     seen_ranks: dict[str, set[int]] = field(default_factory=dict)  # fingerprint key -> ranks, kept or not
+    notable: list[Notable] = field(default_factory=list)
 
     def freeze(self) -> ScanResult:
         return ScanResult(
@@ -72,6 +77,7 @@ class Found:
             tqdm_incomplete=dict(self.tqdm_incomplete), done=self.done, last_line_rank=dict(self.last_line_rank),
             dropped=dict(self.dropped), contexts=frozenset(self.contexts), cut_lines=self.cut_lines,
             seen_ranks={k: frozenset(v) for k, v in self.seen_ranks.items()},
+            notable=tuple(self.notable),
         )
 
 
@@ -156,6 +162,9 @@ class Reader:
     """Holds the compiled databases; scans any number of inputs."""
 
     def __init__(self, patterns: list[Pattern], backend: str | None = None, block_size: int = BLOCK) -> None:
+        # Severity words (tail_only causes) are read over each input's tail, not the whole input.
+        severity = tuple(p for p in patterns if p.kind in ("fatal", "error")) + WARNING_LEVEL
+        patterns = [p for p in patterns if p.kind not in ("fatal", "error", "warning")]
         self.patterns = patterns
         self.block_size = block_size
         self.backend = backend
@@ -164,6 +173,9 @@ class Reader:
         self.compiled = PatternSet(tuple(patterns)).compiled()
         self.progress_scanner: Scanner = build_scanner(PROGRESS, backend)
         self.progress_compiled = PatternSet(PROGRESS).compiled()
+        self.severity = severity
+        self.severity_scanner: Scanner = build_scanner(severity, backend)
+        self.severity_compiled = PatternSet(severity).compiled()
 
     # ------------------------------------------------------------ one input
 
@@ -412,6 +424,42 @@ class Reader:
             if prev is None or prev.line <= cursor_line:
                 now = RankProgress(rank, step, path, cursor_line, att.rest.strip()[:300])
                 result.progress[rank] = _metrics(prev, now, att.rest[:2000])
+        self._notable(tail, first_line, result, file_rank)
+
+    def _notable(self, tail: bytes, first_line: int, result: Found, file_rank: int | None) -> None:
+        """The tail's lines that read as failures by their own words (model.Notable)."""
+        kinds: dict[int, set[str]] = {}
+        for end, pid in self.severity_scanner.candidates(tail):
+            start = tail.rfind(b"\n", 0, max(end - 1, 0)) + 1
+            kinds.setdefault(start, set()).add(str(pid))
+        cursor, cursor_line = 0, first_line
+        warned_at = -WARNING_SPAN - 1
+        found: list[Notable] = []
+        for start in sorted(kinds):
+            stop = tail.find(b"\n", start)
+            raw = tail[start : stop if stop >= 0 else len(tail)]
+            vis = _visible(raw, len(raw))[:2000]
+            hit = {self.severity[int(pid)].kind for pid in kinds[start] if self.severity_compiled[int(pid)].search(vis)}
+            cursor_line += tail.count(b"\n", cursor, start)
+            cursor = start
+            if "fatal" in hit:
+                severity = 3
+            elif "error" in hit and ("warning" not in hit or b"NCCL WARN" in vis):  # NCCL's WARN is its error
+                # A warning's message goes on for a line or two ("Failure to do this will ...").
+                if cursor_line - warned_at <= WARNING_SPAN and not _OWN_LEVEL.search(vis):
+                    continue
+                severity = 2
+            else:
+                if "warning" in hit:
+                    warned_at = cursor_line
+                continue
+            text = _decode(vis)
+            att = split_prefix(text)
+            found.append(Notable(Line(result.source.name, cursor_line, text[:1000],
+                                      att.rank if att.rank is not None else file_rank, att.host,
+                                      parse_time(text)), severity))
+        half = NOTABLE_KEEP // 2
+        result.notable = found if len(found) <= NOTABLE_KEEP else found[:half] + found[-half:]
 
 
 def _metrics(prev: RankProgress | None, now: RankProgress, text: str) -> RankProgress:

@@ -31,13 +31,14 @@ from trainmedic.model import (
     SummaryRecord,
     Verdict,
 )
-from trainmedic.reason import confidence, memory, patterns
+from trainmedic.reason import confidence, memory, notable, patterns
 from trainmedic.reason import facts as machine
 from trainmedic.reason.events import build_events, pid_of, precursors, strength, with_cause
 from trainmedic.util.text import rank_ranges
 
 HANG = "training-hang/stalled-progress"
 EXITED = "unclassified-failure/process-exited"  # a rank the launcher saw exit on its own, reason unknown
+ERROR_LINES = "unclassified-failure/error-lines"  # error-worded lines after the last progress, known to none
 _SAME_TIME = 1.0  # seconds within which two clocks cannot order events
 _SAME_MESSAGE = 6  # lines over which one exception's message may run on
 _CLEARLY_STRONGER = 0.15  # a fingerprint this much stronger is the more specific reading of the incident
@@ -314,7 +315,29 @@ def reason(ctx: Context) -> Diagnosis:
         primary = _finding(ctx, failed.cause, confidence_=0.75, rank=p.rank, host=None, time=None, evidence=ev,
                            missing=_missing(ctx, failed.cause), why=failed.why)
         return replace(base, verdict="failure", primary=primary)
+    unknown = _error_lines(ctx, base, progress)
+    if unknown is not None:
+        return unknown
     return _hang_or_healthy(ctx, base, progress)
+
+
+def _error_lines(ctx: Context, base: Diagnosis, progress: dict[int | None, RankProgress]) -> Diagnosis | None:
+    """No fingerprint explains the run, but it stopped with error lines and never said it finished."""
+    if any(s.done for s in ctx.scans):
+        return None
+    lines = notable.after_progress(ctx.scans, progress)
+    if not lines:
+        return None
+    top = notable.quoted(lines)
+    first = top[0].line
+    ev = tuple(Evidence(n.line.path, n.line.number, n.line.rank, n.line.text) for n in top)
+    fatal = any(n.severity >= 3 for n in top)
+    why = (f"no signature explains this run; it stopped with {len(lines)} error line(s) after its last progress "
+           f"and no sign that it finished; the first is at {first.path}:{first.number}"
+           + (f" (rank {first.rank})" if first.rank is not None else ""))
+    primary = _finding(ctx, ERROR_LINES, confidence_=0.55 if fatal else 0.45, rank=first.rank, host=first.host,
+                       time=first.time, evidence=ev, missing=_missing(ctx, ERROR_LINES), why=why)
+    return replace(base, verdict="failure", primary=primary)
 
 
 # A loss scale named in an overflow line: "loss scale: 32, reducing to 16" (DeepSpeed), "reducing

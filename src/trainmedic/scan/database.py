@@ -15,9 +15,11 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from trainmedic.catalog import Library
+from trainmedic.model import Cause, Fingerprint
 from trainmedic.util import linear
 
-Kind = Literal["fingerprint", "traceback", "summary", "world", "progress", "done", "context"]
+Kind = Literal["fingerprint", "traceback", "summary", "world", "progress", "done", "context",
+               "fatal", "error", "warning"]  # the last three: tail-only severity (model.Notable)
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,15 @@ PROGRESS: tuple[Pattern, ...] = (
             "done"),
 )
 
+# A warning level on a line outranks the failure words of `tail_only` causes ("[W ...] failed to bind",
+# "UserWarning: ... cannot ..."): such a line is not notable. NCCL's "NCCL WARN" is its error level.
+# A line that states its own error level starts a record of its own, even right after a warning.
+ERROR_LEVEL = r"(?:\[|\b)[EF]\d{3,4} \d\d:\d\d:\d\d|\bERROR\b|\bCRITICAL\b|NCCL WARN|\[E "
+WARNING_LEVEL: tuple[Pattern, ...] = (
+    Pattern("warning-glog", r"(?:\[|\b)W\d{3,4} \d\d:\d\d:\d\d\.\d|\[W [^\]\n]{1,80}:\d+\]", "warning"),
+    Pattern("warning-words", r"(?:Warning|WARNING|WARN|warning)\b", "warning"),  # UserWarning too
+)
+
 
 class Scanner(Protocol):
     backend: str
@@ -77,12 +88,20 @@ class PatternSet:
         return [linear.compile_bytes(p.regex, ignore_case=p.ignore_case) for p in self.patterns]
 
 
+def _kind(cause: Cause, fp: Fingerprint) -> Kind:
+    """A `tail_only` cause's words are read over each input's tail, as notable lines: fatal from weight
+    0.5 up, else error."""
+    if not cause.tail_only:
+        return "fingerprint"
+    return "fatal" if fp.weight >= 0.5 else "error"
+
+
 def library_patterns(library: Library) -> list[Pattern]:
     """Every fingerprint, and the literal context marks causes need (`needs_context`): whether an
     input mentions a DataLoader worker anywhere decides what a fork error inside it means."""
     marks = sorted({m for c in library.causes() for m in (*c.needs_context, *c.otherwise_context)})
     return [
-        *(Pattern(f"{cause.full_id}#{fp.id}", fp.regex, "fingerprint", fp.ignore_case)
+        *(Pattern(f"{cause.full_id}#{fp.id}", fp.regex, _kind(cause, fp), fp.ignore_case)
           for cause, fp in library.fingerprints()),
         *(Pattern(f"context:{m}", re.escape(m), "context") for m in marks),
     ]

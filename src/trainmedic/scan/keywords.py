@@ -81,9 +81,10 @@ def keywords(library: Library) -> list[str]:
     (the client must keep every line); the library tests keep that from happening.
     """
     words: set[str] = set()
-    for regex, ignore_case in [(fp.regex, fp.ignore_case) for _, fp in library.fingerprints()] + [
-        (p.regex, p.ignore_case) for p in STRUCTURE
-    ]:
+    # A tail_only cause's words ("Error", a log level) would keep nearly every line and reduce nothing;
+    # the client keeps the log's last lines, where those words matter.
+    scanned = [(fp.regex, fp.ignore_case) for cause, fp in library.fingerprints() if not cause.tail_only]
+    for regex, ignore_case in scanned + [(p.regex, p.ignore_case) for p in STRUCTURE]:
         found = required_literals(regex, ignore_case)
         words.update(found or [""])
     return sorted(words)

@@ -1,0 +1,57 @@
+"""Failures no fingerprint knows, read from the words of the lines themselves (model.Notable).
+
+A run that stopped with error lines after its last progress, and no line saying it finished, failed:
+the first of those lines is where it started. Repeats of one message (every rank printing the same
+timeout) count once, so the three lines quoted are three different things the run said.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from trainmedic.model import Notable, RankProgress, ScanResult
+
+_VARYING = re.compile(r"0x[0-9a-fA-F]+|\d+")
+_RANK_PREFIX = re.compile(r"^(?:\[[A-Za-z]*\d*\]:? ?)+")
+QUOTED = 3
+
+
+def template(text: str) -> str:
+    """The line with what varies between repeats (numbers, addresses, rank prefixes) masked."""
+    return _VARYING.sub("#", _RANK_PREFIX.sub("", text.strip()))[:200]
+
+
+def after_progress(scans: Sequence[ScanResult], progress: dict[int | None, RankProgress]) -> list[Notable]:
+    """Notable lines that no progress of their rank (or, unranked, of their file) follows, in order."""
+    out: list[Notable] = []
+    for s in scans:
+        last_any = max((p.line for p in progress.values() if p.path == s.path), default=0)
+        # A traceback (and the line that introduces it) is read by the traceback rules, which know
+        # an exception Python ignored from one that ended the run.
+        inside = [(t.first_line - 1, t.last_line) for t in s.tracebacks if t.path == s.path]
+        for n in s.notable:
+            if any(a <= n.line.number <= b for a, b in inside):
+                continue
+            mine = progress.get(n.line.rank) if n.line.rank is not None else None
+            last = mine.line if mine is not None and mine.path == s.path else last_any
+            if n.line.number > last:
+                out.append(n)
+    return sorted(out, key=lambda n: (n.line.time is None, n.line.time or 0.0, n.line.path, n.line.number))
+
+
+def quoted(lines: Sequence[Notable]) -> list[Notable]:
+    """The first line of each distinct message, earliest first, up to QUOTED; the first fatal one
+    (a crash, a kill) always among them."""
+    seen: set[str] = set()
+    distinct: list[Notable] = []
+    for n in lines:
+        key = template(n.line.text)
+        if key not in seen:
+            seen.add(key)
+            distinct.append(n)
+    top = distinct[:QUOTED]
+    fatal = next((n for n in distinct if n.severity >= 3), None)
+    if fatal is not None and fatal not in top:
+        top = [*top[: QUOTED - 1], fatal]
+    return top

@@ -1,0 +1,82 @@
+"""Failures no fingerprint knows: the tail's error-worded lines, and what is left when an entry is removed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from trainmedic.api import Diagnoser, Named
+from trainmedic.catalog import load_library
+from trainmedic.evaluate import unknown
+
+STEPS = b"".join(b"step %d loss 2.%d\n" % (i, i) for i in range(1, 6))
+# Lines in the formats their printers use: c10's logger, Python logging, NCCL's WARN, the shell.
+C10 = b"[rank3]:[E1130 10:00:00.123456789 ProcessGroupNCCL.cpp:2068] [PG ID 0 Rank 3] Frobnicator gave up\n"
+LOGGING = b"2026-11-30 10:00:01,123 - trainer - ERROR - could not reach the parameter server, giving up\n"
+NCCL = b"node1:27106:27302 [0] include/frob.h:27 NCCL WARN Call to frob_open failed : Invalid argument\n"
+
+
+def _notable(log: bytes) -> list[tuple[int, int, str]]:
+    [scan] = Diagnoser().scan(Named("run.log", log))
+    return [(n.severity, n.line.number, n.line.text) for n in scan.notable]
+
+
+def test_error_and_fatal_words_are_notable_and_warnings_and_metric_names_are_not() -> None:
+    log = (STEPS + b"{'eval_loss': 0.4, 'val_error': 0.2, 'error_rate': 0.1}\n"
+           + b"[W socket.cpp:401] [c10d] The server socket has failed to bind to [::]:29400 (errno: 98)\n"
+           + b"train.py:10: UserWarning: Detected a thing. Failure to do this will skip a step.\n"
+           + b"  warnings.warn(\n"
+           + b"Failure to do this will result in PyTorch skipping the first value.\n"  # the warning goes on
+           + C10 + NCCL + b"Killed\n")
+    found = _notable(log)
+    assert [(sev, text) for sev, _, text in found] == [(2, C10.decode().strip()), (2, NCCL.decode().strip()),
+                                                       (3, "Killed")]
+    assert found[0][1] == 11
+
+
+def test_a_run_that_stops_on_error_lines_no_signature_knows_is_a_failure() -> None:
+    d = Diagnoser().diagnose(Named("run.log", STEPS + C10 + C10.replace(b"rank3", b"rank1") + LOGGING))
+    assert d.verdict == "failure" and d.primary is not None
+    assert d.primary.id == "unclassified-failure/error-lines"
+    assert d.primary.rank == 3
+    # one line per distinct message: rank 1's copy of rank 3's line is not quoted again
+    assert [e.line for e in d.primary.evidence] == [6, 8]
+    assert d.primary.missing
+
+
+def test_error_lines_followed_by_progress_or_a_finished_run_are_not_the_failure() -> None:
+    went_on = Diagnoser().diagnose(Named("run.log", STEPS + LOGGING + STEPS))
+    assert went_on.verdict == "healthy"
+    finished = Diagnoser().diagnose(Named("run.log", STEPS + LOGGING + b"Training completed. Do not forget to share\n"))
+    assert finished.verdict == "healthy"
+
+
+def test_a_known_failure_still_names_its_cause_and_not_the_words_of_its_lines() -> None:
+    d = Diagnoser().diagnose(Named("run.log", STEPS + b"RuntimeError: CUDA error: an illegal memory access was "
+                                   b"encountered\n" + LOGGING))
+    assert d.primary is not None and d.primary.id == "cuda-illegal-memory-access/illegal-address"
+
+
+def test_removing_an_entry_drops_every_relation_into_it() -> None:
+    lib = load_library()
+    less = unknown.without(lib, "dataloader-worker-failure")
+    assert "dataloader-worker-failure" not in {e.id for e in less}
+    gone = {c.full_id for c in lib.entry("dataloader-worker-failure").causes}
+    for c in less.causes():
+        assert not gone & set(c.competes)
+        assert c.in_worker not in gone and c.otherwise not in gone and c.confirmed_as not in gone
+    # what the removed entry explained is still a failure, read by what is left
+    log = (Path(__file__).parents[1] / "fixtures" / "lab" / "worker-segfault" / "output.log").read_bytes()
+    d = Diagnoser(less).diagnose(Named("output.log", log))
+    assert d.verdict == "failure" and d.primary is not None
+    assert not d.primary.id.startswith("dataloader-worker-failure/")
+
+
+def test_leave_one_entry_out_scores_the_lab_captures() -> None:
+    diagnoser = Diagnoser()
+    found = unknown.probes([], Path(__file__).parents[1] / "fixtures" / "lab", diagnoser)
+    assert {p.source for p in found} == {"lab"} and len(found) >= 10
+    results = unknown.run(found, diagnoser.library)
+    figures = unknown.figures(results)
+    assert figures.cases == len(found)
+    assert 0.0 <= figures.line_top3 <= 1.0 and figures.still_failure > 0.5
+    assert all(r.row().count("\t") == 7 for r in results)
