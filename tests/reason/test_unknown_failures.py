@@ -80,3 +80,23 @@ def test_leave_one_entry_out_scores_the_lab_captures() -> None:
     assert figures.cases == len(found)
     assert 0.0 <= figures.line_top3 <= 1.0 and figures.still_failure > 0.5
     assert all(r.row().count("\t") == 7 for r in results)
+
+
+def test_an_unknown_exception_quotes_the_error_lines_it_printed_first() -> None:
+    """A kernel's assertion (in a format no entry knows) before a traceback: it is quoted before the exception."""
+    log = (STEPS + b"frob.cu:88: frobKernel: block: [1,0,0] Assertion `x < n` failed.\n"
+           + b"Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n    step()\n"
+           + b"RuntimeError: frobnication went wrong\n")
+    d = Diagnoser().diagnose(Named("run.log", log))
+    assert d.primary is not None and d.primary.id == "unclassified-failure/uncaught-exception"
+    assert [e.line for e in d.primary.evidence][:2] == [6, 10]
+
+
+def test_a_rank_the_launcher_saw_exit_is_quoted_by_the_launchers_own_line() -> None:
+    log = (b"W0811 10:33:49.342481 1405 torch/distributed/elastic/multiprocessing/api.py:858] Sending process 29 "
+           b"closing signal SIGTERM\n"
+           b"E0811 10:34:02.121527 1405 torch/distributed/elastic/multiprocessing/api.py:833] failed (exitcode: -9) "
+           b"local_rank: 1 (pid: 2927916) of binary: /usr/bin/python\n")
+    d = Diagnoser(unknown.without(load_library(), "host-oom")).diagnose(Named("run.log", log))
+    assert d.primary is not None and d.primary.id == "unclassified-failure/process-exited" and d.primary.rank == 1
+    assert d.primary.evidence[0].line == 2

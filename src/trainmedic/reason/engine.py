@@ -38,6 +38,7 @@ from trainmedic.util.text import rank_ranges
 
 HANG = "training-hang/stalled-progress"
 EXITED = "unclassified-failure/process-exited"  # a rank the launcher saw exit on its own, reason unknown
+_TB_HEADER = "Traceback (most recent call last)"
 ERROR_LINES = "unclassified-failure/error-lines"  # error-worded lines after the last progress, known to none
 _SAME_TIME = 1.0  # seconds within which two clocks cannot order events
 _SAME_MESSAGE = 6  # lines over which one exception's message may run on
@@ -433,6 +434,14 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
     evidence_lines: list[Line] = []
     for e in sorted(incident, key=lambda e: (e.path, e.line)):
         evidence_lines.extend(ln for ln in e.evidence if ln not in evidence_lines)
+    if first.cause in ctx.library.fallbacks:
+        # A failure no fingerprint names: the error lines it printed just before (a kernel's assertion, a
+        # compiler's fatal error) say more than a traceback's header does.
+        own = [n for n in notable.after_progress(ctx.scans, _progress(ctx))
+               if n.line.path == first.path and n.line.number < first.line]
+        before = [n.line for n in notable.quoted(own)][:2]
+        rest = [ln for ln in evidence_lines if ln not in before and not ln.text.lstrip().startswith(_TB_HEADER)]
+        evidence_lines = before + (rest or [ln for ln in evidence_lines if ln not in before])
     unordered, later, alternatives, also_collateral = [], [], [], []
     for e in others:
         order = _before(first, e)
@@ -636,6 +645,12 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
     missing.extend(m for m in _missing(ctx, cause_id) if m not in missing)
     conf = confidence.hang(True) if cause_id == HANG else confidence.cascade_only(len(suspects))
     ev = _evidence(first.evidence)
+    if kind == "exited" and rank is not None:
+        # The launcher's own line on that rank's exit comes first: it is the failure's only trace here.
+        named = [ln for e in sorted(events, key=lambda e: (e.path, e.line)) for ln in e.evidence
+                 if launcher_rank(ln.text) == rank]
+        ev = (*_evidence(named[:1]), *(x for x in ev if not named or (x.path, x.line) != (named[0].path,
+                                                                                           named[0].number)))
     if rank is not None and rank in progress:
         p = progress[rank]
         ev = (*ev, Evidence(p.path, p.line, p.rank, f"last progress of rank {rank}: {p.text}"))

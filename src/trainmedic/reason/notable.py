@@ -15,6 +15,7 @@ from trainmedic.model import Notable, RankProgress, ScanResult
 _VARYING = re.compile(r"0x[0-9a-fA-F]+|\d+")
 _RANK_PREFIX = re.compile(r"^(?:\[[A-Za-z]*\d*\]:? ?)+")
 QUOTED = 3
+_IGNORED = "Exception ignored in"
 
 
 def template(text: str) -> str:
@@ -27,11 +28,11 @@ def after_progress(scans: Sequence[ScanResult], progress: dict[int | None, RankP
     out: list[Notable] = []
     for s in scans:
         last_any = max((p.line for p in progress.values() if p.path == s.path), default=0)
-        # A traceback (and the line that introduces it) is read by the traceback rules, which know
-        # an exception Python ignored from one that ended the run.
-        inside = [(t.first_line - 1, t.last_line) for t in s.tracebacks if t.path == s.path]
+        # A traceback is read by the traceback rules, which know an exception Python ignored (CPython's
+        # "Exception ignored in: ..." before it) from one that ended the run.
+        inside = [(t.first_line, t.last_line) for t in s.tracebacks if t.path == s.path]
         for n in s.notable:
-            if any(a <= n.line.number <= b for a, b in inside):
+            if any(a <= n.line.number <= b for a, b in inside) or _IGNORED in n.line.text:
                 continue
             mine = progress.get(n.line.rank) if n.line.rank is not None else None
             last = mine.line if mine is not None and mine.path == s.path else last_any
