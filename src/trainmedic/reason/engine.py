@@ -439,9 +439,9 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
         # compiler's fatal error) say more than a traceback's header does.
         own = [n for n in notable.after_progress(ctx.scans, _progress(ctx))
                if n.line.path == first.path and n.line.number < first.line]
-        before = [n.line for n in notable.quoted(own)][:2]
-        rest = [ln for ln in evidence_lines if ln not in before and not ln.text.lstrip().startswith(_TB_HEADER)]
-        evidence_lines = before + (rest or [ln for ln in evidence_lines if ln not in before])
+        lead_in = [n.line for n in notable.quoted(own)][:2]
+        rest = [ln for ln in evidence_lines if ln not in lead_in and not ln.text.lstrip().startswith(_TB_HEADER)]
+        evidence_lines = lead_in + (rest or [ln for ln in evidence_lines if ln not in lead_in])
     unordered, later, alternatives, also_collateral = [], [], [], []
     for e in others:
         order = _before(first, e)
