@@ -100,3 +100,14 @@ def test_a_rank_the_launcher_saw_exit_is_quoted_by_the_launchers_own_line() -> N
     d = Diagnoser(unknown.without(load_library(), "host-oom")).diagnose(Named("run.log", log))
     assert d.primary is not None and d.primary.id == "unclassified-failure/process-exited" and d.primary.rank == 1
     assert d.primary.evidence[0].line == 2
+
+
+def test_an_unknown_exception_takes_the_rank_its_message_names() -> None:
+    """monitored_barrier's words (torch/csrc/distributed/c10d/ProcessGroupGloo.cpp) name the faulty rank."""
+    log = (b"Traceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n    barrier()\n"
+           b"RuntimeError: Rank 1 successfully reached monitoredBarrier, but received errors while waiting for "
+           b"send/recv from rank 0. Please check rank 0 logs for faulty rank.\n")
+    less = unknown.without(load_library(), "peer-connection-lost")
+    d = Diagnoser(less).diagnose(Named("run.log", log))
+    assert d.primary is not None and d.primary.id == "unclassified-failure/uncaught-exception"
+    assert d.primary.rank == 0

@@ -124,7 +124,12 @@ def _link_kills(ctx: Context, events: list[Event]) -> tuple[list[Event], set[int
 
 
 def _rank_named(e: Event) -> int | None:
-    return next((r for ln in e.evidence[:4] if (r := rank_in_text(ln.text)) is not None), None)
+    """The rank an event's own message names: the faulty one other ranks point at ("check rank 0 logs
+    for faulty rank"), else the one it is about ("did not receive grad for rank 2"), in its lines or in
+    the rest of its exception's message."""
+    texts = [ln.text for ln in e.evidence[:4]] + list(e.traceback.exceptions[-4:] if e.traceback else ())
+    return next((r for t in texts if (r := faulty_rank(t)) is not None),
+                next((r for t in texts if (r := rank_in_text(t)) is not None), None))
 
 
 def _failed_ranks(events: list[Event]) -> set[int]:
