@@ -158,6 +158,14 @@ class Notable:
 
 
 @dataclass(frozen=True)
+class Marker:
+    """A tail line that says what the job was doing (loading, evaluating, saving a checkpoint)."""
+
+    line: Line
+    phase: str  # launch | setup | checkpoint-load | evaluation | checkpoint-save | shutdown
+
+
+@dataclass(frozen=True)
 class Traceback:
     """A Python traceback assembled from possibly interleaved lines."""
 
@@ -369,6 +377,7 @@ class ScanResult:
     contexts: frozenset[str] = frozenset()  # the library's context marks this input mentions somewhere
     unreadable: str = ""  # a file of a directory that could not be read (and why): skipped, not fatal
     notable: tuple[Notable, ...] = ()  # error-worded lines of the tail (reader: NOTABLE_KEEP at most)
+    markers: tuple[Marker, ...] = ()  # phase markers of the tail (reader: MARKERS_KEEP, the last ones)
 
     def summary(self) -> InputSummary:
         return InputSummary(self.path, self.bytes, self.lines, tuple(sorted(self.ranks)))
@@ -402,7 +411,24 @@ class ScanResult:
                       for k, p in self.progress.items()},
             last_line_rank={k: num(v) for k, v in self.last_line_rank.items()},
             notable=tuple(replace(n, line=line(n.line)) for n in self.notable),
+            markers=tuple(replace(m, line=line(m.line)) for m in self.markers),
         )
+
+
+@dataclass(frozen=True)
+class Phase:
+    """Where in its life the job was when it stopped (reason/phase.py)."""
+
+    name: str  # launch | setup | checkpoint-load | training | evaluation | checkpoint-save | shutdown
+    summary: str  # "stopped during checkpoint save at step 12,000, 4 minutes after the last progress line"
+    step: int | None = None  # the last step its progress showed before it stopped
+    since_progress_s: float | None = None  # from that progress line to the stop, where both carry a time
+    path: str | None = None  # the line that says so (a marker, or the last progress)
+    line: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "summary": self.summary, "step": self.step,
+                "since_progress_s": self.since_progress_s, "path": self.path, "line": self.line}
 
 
 @dataclass(frozen=True)
@@ -415,6 +441,7 @@ class Diagnosis:
     progress: tuple[RankProgress, ...] = ()
     facts: tuple[Fact, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    phase: Phase | None = None  # additive to v1: where the job was when it stopped
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -427,4 +454,5 @@ class Diagnosis:
             "progress": [p.to_json() for p in self.progress],
             "facts": [f.to_json() for f in self.facts],
             "notes": list(self.notes),
+            "phase": self.phase.to_json() if self.phase else None,
         }

@@ -123,3 +123,12 @@ def test_the_core_and_the_marks_never_import_pygls() -> None:
             "leaked = sorted(m for m in sys.modules if m.split('.')[0] in ('pygls', 'lsprotocol'))\n"
             "assert not leaked, leaked\n")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_the_hover_says_where_the_job_was_when_it_stopped() -> None:
+    lines = logs.TEXT.splitlines()
+    lines.insert(logs.BUS_ERROR - 1, "[rank2]:Saving model checkpoint to out/checkpoint-2")
+    d = Diagnoser().diagnose(Named("/runs/all.log", ("\n".join(lines) + "\n").encode()))
+    assert d.phase is not None and d.phase.name == "checkpoint-save" and d.phase.line == logs.BUS_ERROR
+    marks = build_marks(d, "/runs/all.log", load_library())
+    assert "*Stopped during checkpoint save at step 2" in marks[0].hover

@@ -387,3 +387,12 @@ def test_a_silent_or_missing_rank_is_named_as_the_suspect(client: Any) -> None:
     html = client.get(body["url"]).text
     assert f"Rank {p['rank']} is the suspect" in html
     assert f"rank {p['rank']} · suspect (silent)" in html
+
+
+def test_the_page_says_where_the_job_was_when_it_stopped(client: Any, library: Any) -> None:
+    line = match_line(library, "dataloader-worker-failure/shm-exhausted")
+    text = f"step 1200 loss 0.5\n***** Running Evaluation *****\n{line}\n"
+    body = client.post("/api/diagnose", json={"text": text}).json()
+    assert body["diagnosis"]["phase"]["name"] == "evaluation"
+    page = client.get(body["url"]).text
+    assert "Stopped during evaluation at step 1,200." in page

@@ -181,6 +181,7 @@ def merge(source: Source, parts: list[ScanResult]) -> ScanResult:
             out.done = shifted.done
             out.last_line_rank = dict(shifted.last_line_rank)
             out.notable = list(shifted.notable)
+            out.markers = list(shifted.markers)
             out.lines = before + shifted.lines
         before += shifted.lines
     out.tracebacks = out.tracebacks[:2000]

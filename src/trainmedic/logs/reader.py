@@ -18,8 +18,17 @@ from trainmedic.logs.attribution import host_from_path, parse_time, rank_from_pa
 from trainmedic.logs.blocks import BLOCK, MAX_LINE, BlockSplitter, strip_ansi
 from trainmedic.logs.sources import InputError, Source, looks_binary
 from trainmedic.logs.tracebacks import assemble_traceback
-from trainmedic.model import Line, Match, Notable, RankProgress, ScanResult, SummaryRecord, Traceback
-from trainmedic.scan.database import ERROR_LEVEL, PROGRESS, WARNING_LEVEL, Pattern, PatternSet, Scanner, build_scanner
+from trainmedic.model import Line, Marker, Match, Notable, RankProgress, ScanResult, SummaryRecord, Traceback
+from trainmedic.scan.database import (
+    ERROR_LEVEL,
+    PHASES,
+    PROGRESS,
+    WARNING_LEVEL,
+    Pattern,
+    PatternSet,
+    Scanner,
+    build_scanner,
+)
 from trainmedic.util import linear
 
 LOOKAHEAD = 1 << 20  # how far into the next block a traceback or summary may run
@@ -29,6 +38,7 @@ HEAD_SAMPLE = 4 * 1024  # bytes at the start of each sampling region whose line 
 SAMPLE_EVERY = 4 << 20  # sampling regions, fixed in file offsets
 BEHIND = 64 * 1024  # how far back a summary record may look for its host and time
 WARNING_SPAN = 3  # lines after a warning that still belong to its message
+MARKERS_KEEP = 64  # phase markers kept from one input's tail: its last ones
 NOTABLE_KEEP = 256  # error-worded lines kept from one input's tail: its first ones, then its last ones
 
 _STEP = re.compile(r"(?:global_step|[Ss]tep|[Ii]ter(?:ation)?)[ =:]+(\d{1,18}(?!\d))")
@@ -68,6 +78,7 @@ class Found:
     cut_lines: int = 0
     seen_ranks: dict[str, set[int]] = field(default_factory=dict)  # fingerprint key -> ranks, kept or not
     notable: list[Notable] = field(default_factory=list)
+    markers: list[Marker] = field(default_factory=list)
 
     def freeze(self) -> ScanResult:
         return ScanResult(
@@ -78,6 +89,7 @@ class Found:
             dropped=dict(self.dropped), contexts=frozenset(self.contexts), cut_lines=self.cut_lines,
             seen_ranks={k: frozenset(v) for k, v in self.seen_ranks.items()},
             notable=tuple(self.notable),
+            markers=tuple(self.markers),
         )
 
 
@@ -174,6 +186,8 @@ class Reader:
         self.progress_scanner: Scanner = build_scanner(PROGRESS, backend)
         self.progress_compiled = PatternSet(PROGRESS).compiled()
         self.severity = severity
+        self.phase_scanner: Scanner = build_scanner(PHASES, backend)
+        self.phase_compiled = PatternSet(PHASES).compiled()
         self.severity_scanner: Scanner = build_scanner(severity, backend)
         self.severity_compiled = PatternSet(severity).compiled()
 
@@ -425,6 +439,31 @@ class Reader:
                 now = RankProgress(rank, step, path, cursor_line, att.rest.strip()[:300])
                 result.progress[rank] = _metrics(prev, now, att.rest[:2000])
         self._notable(tail, first_line, result, file_rank)
+        self._markers(tail, first_line, result, file_rank)
+
+    def _markers(self, tail: bytes, first_line: int, result: Found, file_rank: int | None) -> None:
+        """The tail's lines that say what the job was doing (model.Marker), the last MARKERS_KEEP."""
+        first: dict[int, int] = {}
+        for end, pid in self.phase_scanner.candidates(tail):
+            start = tail.rfind(b"\n", 0, max(end - 1, 0)) + 1
+            if start not in first or pid < first[start]:  # the most specific phase (PHASES order) wins
+                first[start] = pid
+        cursor, cursor_line = 0, first_line
+        found: list[Marker] = []
+        for start in sorted(first):
+            stop = tail.find(b"\n", start)
+            vis = _visible(tail[start : stop if stop >= 0 else len(tail)], 1 << 30)[:2000]
+            cursor_line += tail.count(b"\n", cursor, start)
+            cursor = start
+            confirmed = next((i for i, rx in enumerate(self.phase_compiled) if rx.search(vis)), None)
+            if confirmed is None:
+                continue
+            text = _decode(vis)
+            att = split_prefix(text)
+            found.append(Marker(Line(result.source.name, cursor_line, text[:1000],
+                                     att.rank if att.rank is not None else file_rank, att.host, parse_time(text)),
+                                PHASES[confirmed].kind))
+        result.markers = found[-MARKERS_KEEP:]
 
     def _notable(self, tail: bytes, first_line: int, result: Found, file_rank: int | None) -> None:
         """The tail's lines that read as failures by their own words (model.Notable)."""

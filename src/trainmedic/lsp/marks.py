@@ -153,6 +153,8 @@ def _fix_and_verify(p: Finding, fix_heading: str) -> list[str]:
 
 def _finding_hover(d: Diagnosis, p: Finding, cause: Cause | None) -> str:
     parts = [f"**{p.title}**", f"`{p.id}`{rank_suffix(p.rank)} · confidence {p.confidence:.0%}"]
+    if d.phase is not None:
+        parts.append(f"*{d.phase.summary[:1].upper()}{d.phase.summary[1:]}.*")
     if cause is not None:
         parts.append(f"**Mechanism.** {cause.mechanism}")
     parts += _fix_and_verify(p, "Fix")

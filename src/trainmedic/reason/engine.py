@@ -31,7 +31,7 @@ from trainmedic.model import (
     SummaryRecord,
     Verdict,
 )
-from trainmedic.reason import confidence, memory, notable, patterns
+from trainmedic.reason import confidence, memory, notable, patterns, phase
 from trainmedic.reason import facts as machine
 from trainmedic.reason.events import build_events, pid_of, precursors, strength, with_cause
 from trainmedic.util.text import rank_ranges
@@ -234,6 +234,11 @@ def _progress(ctx: Context) -> dict[int | None, RankProgress]:
 
 
 def reason(ctx: Context) -> Diagnosis:
+    d = _verdict(ctx)
+    return replace(d, phase=phase.at_stop(d, ctx.scans))
+
+
+def _verdict(ctx: Context) -> Diagnosis:
     events = build_events(ctx.library, list(ctx.scans))
     events = [_stranded(ctx.library, e) for e in events]
     events, confirmed = _link_kills(ctx, events)

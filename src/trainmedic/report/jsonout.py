@@ -21,6 +21,7 @@ from trainmedic.model import (
     Finding,
     InputSummary,
     MissingFact,
+    Phase,
     RankProgress,
 )
 
@@ -77,4 +78,10 @@ def diagnosis_from_json(d: Mapping[str, Any]) -> Diagnosis:
                        for p in d.get("progress", [])),
         facts=tuple(Fact(f["id"], f["value"], f.get("source", ""), f.get("effect", "")) for f in d.get("facts", [])),
         notes=tuple(d.get("notes", [])),
+        phase=_phase(d["phase"]) if isinstance(d.get("phase"), Mapping) else None,
     )
+
+
+def _phase(p: Mapping[str, Any]) -> Phase:
+    return Phase(str(p.get("name", "")), str(p.get("summary", "")), p.get("step"), p.get("since_progress_s"),
+                 p.get("path"), p.get("line"))

@@ -17,7 +17,10 @@ def render(d: Diagnosis, out: TextIO, _color: bool = False) -> None:
         w("No initiating failure, collateral failure or stall was found in the inputs.\n")
     else:
         w(f"**{md_inline(p.title)}** (`{p.id}`), confidence {p.confidence:.0%}\n\n")
-        w(f"- Where: {md_inline(where(p))}\n- Why: {md_inline(p.why)}\n\n")
+        w(f"- Where: {md_inline(where(p))}\n- Why: {md_inline(p.why)}\n")
+        if d.phase is not None:
+            w(f"- When: {md_inline(d.phase.summary)}\n")
+        w("\n")
         if p.evidence:
             w("### Evidence\n\n")
             w(code_fence(printable("\n".join(f"{e.path}:{e.line} [{rank_label(e.rank)}] {e.text}"

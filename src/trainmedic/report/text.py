@@ -31,6 +31,8 @@ def render(d: Diagnosis, out: TextIO, color: bool = False) -> None:
         con.print(f"{head}: [bold]{_safe(p.title)}[/]")
         con.print(f"  id [cyan]{p.id}[/]   confidence [bold]{p.confidence:.0%}[/]   {_safe(where(p))}")
         con.print(f"  {_safe(p.why)}")
+        if d.phase is not None:
+            con.print(f"  [bold]{_safe(d.phase.summary[:1].upper() + d.phase.summary[1:])}[/]")
         if p.evidence:
             con.print("[bold]Evidence[/]")
             for e in p.evidence:

@@ -19,7 +19,8 @@ from trainmedic.model import Cause, Fingerprint
 from trainmedic.util import linear
 
 Kind = Literal["fingerprint", "traceback", "summary", "world", "progress", "done", "context",
-               "fatal", "error", "warning"]  # the last three: tail-only severity (model.Notable)
+               "fatal", "error", "warning",  # tail-only severity (model.Notable)
+               "launch", "setup", "checkpoint-load", "evaluation", "checkpoint-save", "shutdown"]  # phases
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,26 @@ PROGRESS: tuple[Pattern, ...] = (
 
 # A warning level on a line outranks the failure words of `tail_only` causes ("[W ...] failed to bind",
 # "UserWarning: ... cannot ..."): such a line is not notable. NCCL's "NCCL WARN" is its error level.
+# What the job was doing, in the words launchers and frameworks print (torch.distributed, HF Trainer
+# and Accelerate, Lightning, DeepSpeed, MMEngine); scanned only over the tail. More specific first:
+# HF's "Loading checkpoint shards" loads a model, not a training checkpoint.
+PHASES: tuple[Pattern, ...] = (
+    Pattern("phase-setup", r"Loading checkpoint shards|[Ll]oading (?:the )?(?:pretrained |base )?(?:model|weights|"
+            r"dataset|tokenizer)\b|[Bb]uilding (?:the )?(?:model|dataset|dataloader)|"
+            r"Generating (?:train|validation) split|Downloading (?:shards|data|model)", "setup"),
+    Pattern("phase-launch", r"init_process_group|[Rr]endezvous|Initializing distributed|"
+            r"Waiting in store based barrier|Added key: store_based_barrier_key|Distributed environment: |"
+            r"Starting elastic_operator", "launch"),
+    Pattern("phase-checkpoint-load", r"[Rr]esum(?:e|ing) (?:training )?from|[Ll]oading (?:the )?(?:latest )?checkpoint|"
+            r"load_checkpoint|[Rr]estor(?:e|ing) (?:from )?checkpoint", "checkpoint-load"),
+    Pattern("phase-evaluation", r"Running Evaluation|\*\*\*\*\* Running (?:Prediction|Evaluation)|[Ee]valuating\b|"
+            r"Validation DataLoader|Validation sanity check|[Rr]unning validation|Start(?:ing)? evaluation|"
+            r"Testing DataLoader", "evaluation"),
+    Pattern("phase-checkpoint-save", r"[Ss]aving (?:model )?checkpoint|Saving model checkpoint to|save_checkpoint|"
+            r"[Cc]heckpoint saved|Saving (?:the )?(?:model|state|weights) to|Saving current state", "checkpoint-save"),
+    Pattern("phase-shutdown", r"destroy_process_group|[Ss]hutting down (?:workers|the process group)", "shutdown"),
+)
+
 # A line that states its own error level starts a record of its own, even right after a warning.
 ERROR_LEVEL = r"(?:\[|\b)[EF]\d{3,4} \d\d:\d\d:\d\d|\bERROR\b|\bCRITICAL\b|NCCL WARN|\[E "
 WARNING_LEVEL: tuple[Pattern, ...] = (

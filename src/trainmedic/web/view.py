@@ -82,6 +82,7 @@ def diagnosis_view(rec: Record, library: Library) -> dict[str, Any]:
         "collateral_total": len(d.get("collateral", [])),
         "alternatives": alternatives,
         "progress": d.get("progress", []),
+        "phase": d.get("phase"),
         "inputs": inputs,
         "facts": [f for f in d.get("facts", []) if f.get("effect")],
         "notes": d.get("notes", []),

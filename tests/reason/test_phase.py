@@ -1,0 +1,50 @@
+"""Where the job was when it stopped: the last phase marker or progress line before the failure."""
+
+from __future__ import annotations
+
+from trainmedic.api import Diagnoser, Named
+from trainmedic.report.jsonout import diagnosis_from_json
+
+# HF Trainer's own lines (trainer.py: "Saving model checkpoint to %s", "***** Running Evaluation *****").
+STEPS = b"".join(b"[2026-11-30 10:%02d:00,000] INFO step %d loss 1.%d\n" % (i, 1000 + i, i) for i in range(5))
+SAVE = b"[2026-11-30 10:05:00,000] INFO Saving model checkpoint to out/checkpoint-1004\n"
+EVAL = b"***** Running Evaluation *****\n"
+TIMEOUT = (b"[rank0]:[E1130 10:35:00.000000000 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective "
+           b"operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) "
+           b"ran for 1800001 milliseconds before timing out.\n")
+
+
+def _diagnose(log: bytes):  # type: ignore[no-untyped-def]
+    return Diagnoser().diagnose(Named("train.log", log))
+
+
+def test_a_failure_during_a_checkpoint_save_says_so_with_the_step_and_the_time_since_progress() -> None:
+    d = _diagnose(STEPS + SAVE + TIMEOUT)
+    assert d.phase is not None
+    assert (d.phase.name, d.phase.step, d.phase.line) == ("checkpoint-save", 1004, 6)
+    assert d.phase.since_progress_s == 31 * 60.0
+    assert d.phase.summary == "stopped during checkpoint save at step 1,004, 31 minutes after the last progress line"
+
+
+def test_progress_after_a_marker_means_training_and_a_marker_after_progress_names_the_phase() -> None:
+    d = _diagnose(SAVE + STEPS + TIMEOUT)
+    assert d.phase is not None and (d.phase.name, d.phase.step) == ("training", 1004)
+    d = _diagnose(STEPS + EVAL + TIMEOUT)
+    assert d.phase is not None and d.phase.name == "evaluation"
+
+
+def test_a_model_load_is_setup_not_a_checkpoint_load() -> None:
+    d = _diagnose(b"Loading checkpoint shards: 100%|##########| 2/2 [00:03<00:00,  1.50s/it]\n" + TIMEOUT)
+    assert d.phase is not None and d.phase.name == "setup" and d.phase.step is None
+
+
+def test_a_healthy_run_or_a_log_with_no_landmark_has_no_phase() -> None:
+    assert _diagnose(STEPS).phase is None
+    assert _diagnose(TIMEOUT).phase is None
+
+
+def test_the_phase_is_additive_json_and_reads_back() -> None:
+    d = _diagnose(STEPS + SAVE + TIMEOUT)
+    data = d.to_json()
+    assert data["schema"] == "trainmedic.diagnosis/v1" and data["phase"]["name"] == "checkpoint-save"
+    assert diagnosis_from_json(data).phase == d.phase
