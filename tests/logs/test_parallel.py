@@ -29,6 +29,8 @@ def _big_log(path: Path, seed: int, lines: int = 220_000) -> None:
                 f.write(f"[rank{r}]:[E1129 16:39:22.217000 4 ProcessGroupNCCL.cpp:632] [Rank {r}] Watchdog caught "
                         "collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
                         "Timeout(ms)=600000) ran for 600080 milliseconds before timing out.\n")
+        # the tail: a phase marker and an error no fingerprint knows (the reader keeps both)
+        f.write("[rank1]: Saving model checkpoint to out/checkpoint-9\n[rank1]: frobnication failed: boom\n")
 
 
 @pytest.mark.slow
@@ -38,7 +40,7 @@ def test_parallel_ranges_equal_one_sequential_scan(tmp_path: Path, seed: int, mo
     _big_log(path, seed)
     lib = load_library()
     base = Diagnoser(lib).reader
-    seq = Reader(base.patterns, base.backend)
+    seq = Reader(base.given, base.backend)
     monkeypatch.setenv("TRAINMEDIC_JOBS", "3")
     src = Source(str(path), path, path.stat().st_size)
     a, b = seq.scan(src), scan_file(base, src, min_bytes=1)
@@ -46,6 +48,7 @@ def test_parallel_ranges_equal_one_sequential_scan(tmp_path: Path, seed: int, mo
     assert a.matches == b.matches
     assert a.tracebacks == b.tracebacks
     assert a.progress == b.progress
+    assert a.notable == b.notable and a.markers == b.markers and len(a.notable) >= 1 and len(a.markers) == 1
     assert Diagnoser(lib).reason([a]).to_json() == Diagnoser(lib).reason([b]).to_json()
 
 
@@ -104,7 +107,7 @@ def test_with_threads_running_the_workers_are_spawned_and_agree(tmp_path: Path, 
     _big_log(path, 5)
     lib = load_library()
     base = Diagnoser(lib).reader
-    seq = Reader(base.patterns, base.backend)
+    seq = Reader(base.given, base.backend)
     monkeypatch.setenv("TRAINMEDIC_JOBS", "2")
     stop = threading.Event()
     other = threading.Thread(target=stop.wait, daemon=True)  # e.g. a progress bar: fork would be unsafe
@@ -115,6 +118,8 @@ def test_with_threads_running_the_workers_are_spawned_and_agree(tmp_path: Path, 
     finally:
         stop.set()
     assert (a.lines, a.matches, a.tracebacks, a.progress) == (b.lines, b.matches, b.tracebacks, b.progress)
+    # the spawned workers build their reader from what this one was given, tail-only words included
+    assert a.notable == b.notable and a.markers == b.markers and a.notable
 
 
 @pytest.mark.slow

@@ -88,11 +88,11 @@ def _init_forked(parent: int) -> None:
     _die_with(parent)
 
 
-def _init(patterns: list[Pattern], backend: str | None, block_size: int, parent: int) -> None:
+def _init(patterns: list[Pattern], backend: str | None, block_size: int, keep_tail: bool, parent: int) -> None:
     """A spawned worker builds its reader from the patterns it is handed (the compiled database
     comes from the on-disk cache), so it needs neither the library nor the API."""
     _die_with(parent)
-    _WORKER["reader"] = Reader(patterns, backend, block_size)
+    _WORKER["reader"] = Reader(patterns, backend, block_size, keep_tail)
 
 
 def _scan_range(name: str, path: str, start: int, end: int, last: bool) -> ScanResult:
@@ -237,7 +237,8 @@ def scan_parallel(reader: Reader, source: Source, on_bytes: Callable[[int], None
     else:
         # Threads are running (a progress bar, an editor's server): fork could copy a held lock.
         pool = ProcessPoolExecutor(max_workers=len(args), mp_context=mp.get_context("spawn"), initializer=_init,
-                                   initargs=(reader.patterns, reader.backend, reader.block_size, os.getpid()))
+                                   initargs=(reader.given, reader.backend, reader.block_size, reader.keep_tail,
+                                             os.getpid()))
     try:
         futures = [pool.submit(_scan_range, *a) for a in args]
         with source.path.open("rb") as f:

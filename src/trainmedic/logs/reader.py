@@ -173,7 +173,10 @@ def _starts_headless(tracebacks: list[Traceback], path: str, lineno: int, above:
 class Reader:
     """Holds the compiled databases; scans any number of inputs."""
 
-    def __init__(self, patterns: list[Pattern], backend: str | None = None, block_size: int = BLOCK) -> None:
+    def __init__(self, patterns: list[Pattern], backend: str | None = None, block_size: int = BLOCK,
+                 keep_tail: bool = False) -> None:
+        self.given = list(patterns)  # as handed over: a worker process builds the same reader from them
+        self.keep_tail = keep_tail  # keep each input's tail lines (a baseline compares them)
         # Severity words (tail_only causes) are read over each input's tail, not the whole input.
         severity = tuple(p for p in patterns if p.kind in ("fatal", "error")) + WARNING_LEVEL
         patterns = [p for p in patterns if p.kind not in ("fatal", "error", "warning")]
