@@ -22,6 +22,7 @@ from trainmedic.logs.reader import Reader, ScanState
 from trainmedic.logs.sources import InputError, Source, expand
 from trainmedic.model import Diagnosis, Fact, ScanResult
 from trainmedic.reason.engine import Context, reason
+from trainmedic.reason.templates import Baseline
 from trainmedic.scan.database import STRUCTURE, library_patterns
 
 __all__ = ["Diagnoser", "InputError", "Named", "diagnose"]
@@ -41,7 +42,7 @@ class Named:
 Input = Union[str, "os.PathLike[str]", Source, Named, bytes]
 
 _CACHE_LOCK = threading.Lock()
-_READERS: dict[tuple[int, str | None, int], tuple[Library, Reader]] = {}
+_READERS: dict[tuple[int, str | None, int, bool], tuple[Library, Reader]] = {}
 _MAX_READERS = 8  # an editor that reloads an edited library makes new ones; old ones are dropped
 
 
@@ -49,8 +50,9 @@ class Diagnoser:
     """Library + scan back-end + parallelism: everything that decides how logs are read."""
 
     def __init__(self, library: Library | None = None, *, backend: str | None = None, parallel: bool = True,
-                 block_size: int = BLOCK) -> None:
+                 block_size: int = BLOCK, baseline: Baseline | None = None) -> None:
         self._library = library
+        self.baseline = baseline  # a good run's templates: the failing run's new lines are compared with it
         self.backend = backend
         self.parallel = parallel
         self.block_size = block_size
@@ -65,14 +67,15 @@ class Diagnoser:
     def reader(self) -> Reader:
         """The shared reader of this library, back-end and block size, compiled on first use."""
         lib = self.library
-        key = (id(lib), self.backend or os.environ.get("TRAINMEDIC_SCANNER"), self.block_size)
+        keep_tail = self.baseline is not None
+        key = (id(lib), self.backend or os.environ.get("TRAINMEDIC_SCANNER"), self.block_size, keep_tail)
         with _CACHE_LOCK:
             hit = _READERS.get(key)
             if hit is not None and hit[0] is lib:
                 return hit[1]
             if len(_READERS) >= _MAX_READERS:
                 _READERS.clear()
-            reader = Reader([*library_patterns(lib), *STRUCTURE], self.backend, self.block_size)
+            reader = Reader([*library_patterns(lib), *STRUCTURE], self.backend, self.block_size, keep_tail)
             _READERS[key] = (lib, reader)
             return reader
 
@@ -109,7 +112,7 @@ class Diagnoser:
         return out
 
     def reason(self, scans: Sequence[ScanResult], facts: Iterable[Fact] = ()) -> Diagnosis:
-        return reason(Context(self.library, tuple(scans), tuple(facts)))
+        return reason(Context(self.library, tuple(scans), tuple(facts), self.baseline))
 
     def diagnose(
         self,

@@ -378,6 +378,7 @@ class ScanResult:
     unreadable: str = ""  # a file of a directory that could not be read (and why): skipped, not fatal
     notable: tuple[Notable, ...] = ()  # error-worded lines of the tail (reader: NOTABLE_KEEP at most)
     markers: tuple[Marker, ...] = ()  # phase markers of the tail (reader: MARKERS_KEEP, the last ones)
+    tail_lines: tuple[Line, ...] = ()  # the tail's lines, only when the reader keeps them (a baseline)
 
     def summary(self) -> InputSummary:
         return InputSummary(self.path, self.bytes, self.lines, tuple(sorted(self.ranks)))
@@ -412,7 +413,21 @@ class ScanResult:
             last_line_rank={k: num(v) for k, v in self.last_line_rank.items()},
             notable=tuple(replace(n, line=line(n.line)) for n in self.notable),
             markers=tuple(replace(m, line=line(m.line)) for m in self.markers),
+            tail_lines=tuple(line(ln) for ln in self.tail_lines),
         )
+
+
+@dataclass(frozen=True)
+class Novel:
+    """A line of the failing run that no good run of the same job printed (reason/templates.py)."""
+
+    line: Line
+    score: float  # near the stop, rare in the failing run, worded as a failure: higher
+    template: str  # the line with its variable parts masked, as the template miner saw it
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.line.path, "line": self.line.number, "rank": self.line.rank, "text": self.line.text,
+                "score": round(self.score, 4), "template": self.template}
 
 
 @dataclass(frozen=True)
@@ -442,6 +457,7 @@ class Diagnosis:
     facts: tuple[Fact, ...] = ()
     notes: tuple[str, ...] = field(default=())
     phase: Phase | None = None  # additive to v1: where the job was when it stopped
+    novel: tuple[Novel, ...] = ()  # additive to v1: with a baseline, lines no good run printed, best first
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -455,4 +471,5 @@ class Diagnosis:
             "facts": [f.to_json() for f in self.facts],
             "notes": list(self.notes),
             "phase": self.phase.to_json() if self.phase else None,
+            "novel": [n.to_json() for n in self.novel],
         }

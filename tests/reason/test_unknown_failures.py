@@ -111,3 +111,13 @@ def test_an_unknown_exception_takes_the_rank_its_message_names() -> None:
     d = Diagnoser(less).diagnose(Named("run.log", log))
     assert d.primary is not None and d.primary.id == "unclassified-failure/uncaught-exception"
     assert d.primary.rank == 0
+
+
+def test_an_exception_whose_name_says_nothing_still_ended_the_run() -> None:
+    """Python prints any exception class: not every one ends in Error or Exception."""
+    log = (STEPS + b"Traceback (most recent call last):\n  File \"train.py\", line 88, in <module>\n    main()\n"
+           b"frobnicate.StoreLeaseExpired: shard 3\n")
+    d = Diagnoser().diagnose(Named("run.log", log))
+    assert d.verdict == "failure" and d.primary is not None
+    assert d.primary.id == "unclassified-failure/uncaught-exception"
+    assert d.primary.evidence[0].line == 9

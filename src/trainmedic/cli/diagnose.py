@@ -23,6 +23,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scanner", choices=("hyperscan", "python"), default=None,
                    help="matcher back-end (default: hyperscan when installed)")
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    p.add_argument("--baseline", metavar="GOOD", action="append", default=[],
+                   help="a good run of the same job (its logs, or a file from `trainmedic baseline save`): "
+                        "lines it never printed are ranked as the failure's evidence")
     facts = p.add_argument_group("machine facts (confirm or refute causes)")
     facts.add_argument("--probe", action="store_true", help="probe this host (run it on the failing host)")
     facts.add_argument("--facts", type=Path, metavar="DOCTOR_JSON", action="append", default=[],
@@ -45,6 +48,15 @@ def run(args: argparse.Namespace, env: Env) -> int:
     except (OSError, ValueError) as exc:
         env.error(str(exc))
         return ExitCode.USAGE
+    baseline = None
+    if args.baseline:
+        from trainmedic.cli.baseline import load
+
+        try:
+            baseline = load(args.baseline, env)
+        except (InputError, ValueError, OSError) as exc:
+            env.error(str(exc))
+            return ExitCode.USAGE
     try:
         sources = expand(args.paths)
         total = sum(s.size or 0 for s in sources)
@@ -53,7 +65,7 @@ def run(args: argparse.Namespace, env: Env) -> int:
             _progress(env, total) if show else nullcontext(None)
         )
         with bar_ctx as advance:
-            diagnosis = Diagnoser(library, backend=args.scanner).diagnose(
+            diagnosis = Diagnoser(library, backend=args.scanner, baseline=baseline).diagnose(
                 sources, stdin=env.stdin, on_bytes=advance, facts=facts)
     except InputError as exc:
         env.error(str(exc))

@@ -19,6 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "diagnose": ("trainmedic.cli.diagnose", "diagnose the logs of a failed or stalled run"),
     "explain": ("trainmedic.cli.explain", "show the encyclopedia entry for an id"),
     "library": ("trainmedic.cli.library", "list or check the failure library"),
+    "baseline": ("trainmedic.cli.baseline", "save a good run's line templates to compare failing runs with"),
     "doctor": ("trainmedic.cli.doctor", "probe this machine for the causes of DataLoader failures"),
     "lab": ("trainmedic.cli.lab", "reproduce failures for real and check the diagnosis"),
     "isolate": ("trainmedic.cli.isolate", "run your dataset with 0, 1 and N workers to confirm a cause"),

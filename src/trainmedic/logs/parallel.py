@@ -182,6 +182,7 @@ def merge(source: Source, parts: list[ScanResult]) -> ScanResult:
             out.last_line_rank = dict(shifted.last_line_rank)
             out.notable = list(shifted.notable)
             out.markers = list(shifted.markers)
+            out.tail_lines = list(shifted.tail_lines)
             out.lines = before + shifted.lines
         before += shifted.lines
     out.tracebacks = out.tracebacks[:2000]

@@ -38,6 +38,7 @@ HEAD_SAMPLE = 4 * 1024  # bytes at the start of each sampling region whose line 
 SAMPLE_EVERY = 4 << 20  # sampling regions, fixed in file offsets
 BEHIND = 64 * 1024  # how far back a summary record may look for its host and time
 WARNING_SPAN = 3  # lines after a warning that still belong to its message
+TAIL_LINES_KEEP = 4000  # tail lines kept when asked (a baseline compares them)
 MARKERS_KEEP = 64  # phase markers kept from one input's tail: its last ones
 NOTABLE_KEEP = 256  # error-worded lines kept from one input's tail: its first ones, then its last ones
 
@@ -79,6 +80,7 @@ class Found:
     seen_ranks: dict[str, set[int]] = field(default_factory=dict)  # fingerprint key -> ranks, kept or not
     notable: list[Notable] = field(default_factory=list)
     markers: list[Marker] = field(default_factory=list)
+    tail_lines: list[Line] = field(default_factory=list)
 
     def freeze(self) -> ScanResult:
         return ScanResult(
@@ -90,6 +92,7 @@ class Found:
             seen_ranks={k: frozenset(v) for k, v in self.seen_ranks.items()},
             notable=tuple(self.notable),
             markers=tuple(self.markers),
+            tail_lines=tuple(self.tail_lines),
         )
 
 
@@ -396,6 +399,7 @@ class Reader:
         path = result.source.name
         # Which rank printed the last line of the input, per rank: a rank that stops early is a suspect.
         lineno = first_line - 1
+        kept: list[Line] = []
         for raw in _lines_from(tail, 0, 1 << 30):
             lineno += 1
             if not raw.strip():
@@ -405,6 +409,9 @@ class Reader:
             if rank is not None:
                 result.ranks.add(rank)
             result.last_line_rank[rank] = lineno
+            if self.keep_tail:
+                kept.append(Line(path, lineno, _decode(_visible(raw, 1 << 30)[:2000]), rank, att.host))
+        result.tail_lines = kept[-TAIL_LINES_KEEP:]
         cands = self.progress_scanner.candidates(tail)
         cands.sort()
         cursor, cursor_line = 0, first_line

@@ -31,9 +31,10 @@ from trainmedic.model import (
     SummaryRecord,
     Verdict,
 )
-from trainmedic.reason import confidence, memory, notable, patterns, phase
+from trainmedic.reason import confidence, memory, notable, patterns, phase, templates
 from trainmedic.reason import facts as machine
 from trainmedic.reason.events import build_events, pid_of, precursors, strength, with_cause
+from trainmedic.reason.templates import Baseline
 from trainmedic.util.text import rank_ranges
 
 HANG = "training-hang/stalled-progress"
@@ -52,6 +53,7 @@ class Context:
     library: Library
     scans: Sequence[ScanResult]
     facts: tuple[Fact, ...] = ()
+    baseline: Baseline | None = None  # a good run of the same job (reason/templates.py)
 
 
 # ---------------------------------------------------------------- helpers
@@ -235,7 +237,40 @@ def _progress(ctx: Context) -> dict[int | None, RankProgress]:
 
 def reason(ctx: Context) -> Diagnosis:
     d = _verdict(ctx)
-    return replace(d, phase=phase.at_stop(d, ctx.scans))
+    d = replace(d, phase=phase.at_stop(d, ctx.scans))
+    if ctx.baseline is None:
+        return d
+    worded = {(n.line.path, n.line.number) for s in ctx.scans for n in s.notable}
+    last_progress = {s.path: max((p.line for p in s.progress.values()), default=0) for s in ctx.scans}
+    if d.primary is not None and d.primary.evidence:
+        stop: tuple[str, int] | None = (d.primary.evidence[0].path, d.primary.evidence[0].line)
+    else:
+        stop = templates.onset(templates.novel_lines(ctx.baseline, ctx.scans, worded), last_progress)
+    new = tuple(templates.novel_lines(ctx.baseline, ctx.scans, worded, stop))
+    if d.verdict == "healthy":
+        after = [n for n in new if n.line.number > last_progress.get(n.line.path, 0)]
+        if not after or any(s.done for s in ctx.scans):
+            return d
+        # Nothing says "error", but the run stopped on lines its good run never printed, unfinished.
+        first = min(after, key=lambda n: (n.line.path, n.line.number)).line
+        why = (f"no signature explains this run and nothing in it reads as an error, but it stopped on "
+               f"{len(after)} kind(s) of line the baseline run never printed, without finishing; the first "
+               f"is at {first.path}:{first.number}")
+        # Not calibrated: no real log of the corpus was judged this way, so its evidence speaks for itself.
+        primary = _finding(ctx, ERROR_LINES, confidence_=0.4, rank=first.rank, host=first.host, time=None,
+                           evidence=templates.evidence(after[:3]), missing=_missing(ctx, ERROR_LINES), why=why,
+                           calibrate=False)
+        d = replace(d, verdict="failure", primary=primary, novel=new)
+        return replace(d, phase=phase.at_stop(d, ctx.scans))
+    d = replace(d, novel=new)
+    p = d.primary
+    if p is not None and new and p.id in ctx.library.fallbacks:
+        # No signature names it: what the good run never printed, nearest the stop, leads the evidence.
+        lead = templates.evidence(new[:3])
+        rest = tuple(e for e in p.evidence if (e.path, e.line) not in {(x.path, x.line) for x in lead})
+        d = replace(d, primary=replace(p, evidence=(*lead, *rest)[:8],
+                                       why=p.why + "; its first evidence lines are ones the baseline never printed"))
+    return d
 
 
 def _verdict(ctx: Context) -> Diagnosis:

@@ -61,6 +61,16 @@ def cut_event(library: Library, tb: Traceback, order: int) -> Event | None:
                         "cut-traceback", 0.3, ambiguous=True, order=order)
 
 
+def exception_event(library: Library, tb: Traceback, order: int) -> Event | None:
+    """A complete traceback whose exception line matches nothing: the exception itself is the evidence."""
+    if UNCAUGHT not in library.cause_ids:
+        return None
+    line = Line(tb.path, tb.last_line, tb.exceptions[-1][:1000], tb.rank)
+    return Event(cause=UNCAUGHT, role=library.cause(UNCAUGHT).role, rank=tb.rank, host=None, time=None, path=tb.path,
+                 line=tb.last_line, weight=0.3, ambiguous=True, evidence=(line,), traceback=tb, order=order,
+                 fingerprints=((f"{UNCAUGHT}#unnamed-exception", 0.3),))
+
+
 def pid_of(text: str) -> int | None:
     m = _PID.search(text)
     if not m:
@@ -184,6 +194,10 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
             (min(m.line.number for m in ms), ms, tbs[i]) for i, ms in by_tb.items() if i not in waiting
         ]
         grouped += [(tbs[i].first_line, [], tbs[i]) for i in waiting]
+        # A traceback whose exception no fingerprint knows, not even by its name ("StoreLeaseExpired",
+        # "KeyboardInterrupt"): an exception still ended the run.
+        grouped += [(t.last_line, [], t) for i, t in enumerate(tbs)
+                    if i not in by_tb and i not in waiting and t.exceptions and not t.truncated]
         # Several causes can match one line (a kernel record for `pt_data_worker` is both a worker
         # OOM and a host OOM): one line is one incident, explained by its strongest cause.
         by_line: dict[int, list[Match]] = defaultdict(list)
@@ -193,9 +207,11 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
         for _, ms, tb in sorted(grouped, key=lambda g: g[0]):
             if ms or tb is None:
                 event: Event | None = _event(library, ms, tb, order, contexts=scan.contexts)
-            else:
+            elif tb.first_line in stall_at:
                 stalled = stall_at[tb.first_line]
                 event = replace(stalled, order=order) if stalled is not None else cut_event(library, tb, order)
+            else:
+                event = exception_event(library, tb, order)
             if event is not None and tb is not None and event.cause in library.fallbacks:
                 echo_of = library.frame_owner(tb.frames)
                 if echo_of is not None:  # the launcher's own traceback: an echo of its workers' failure

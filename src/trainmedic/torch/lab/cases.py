@@ -96,7 +96,9 @@ def _ddp(
     extra: tuple[str, ...] = (),
     time_limit: float = 60.0,
     notes: str = "",
+    summary: bool = True,  # a failing run ends in torchrun's failure summary
 ) -> Case:
+    healthy = expected_verdict == "healthy"
     return Case(
         name=name,
         description=description,
@@ -104,10 +106,10 @@ def _ddp(
         args=("--failure", failure, "--fail-rank", str(fail_rank), *extra),
         expected_verdict=expected_verdict,
         expected_id=expected_id,
-        expected_rank=fail_rank,
-        expected_collateral_ranks=_others(4, fail_rank),
+        expected_rank=None if healthy else fail_rank,
+        expected_collateral_ranks=frozenset() if healthy else _others(4, fail_rank),
         injected=injected or expected_id,
-        expect_text=(*expect_text, _SUMMARY_ROOT),
+        expect_text=(*expect_text, _SUMMARY_ROOT) if summary else expect_text,
         launcher="torchrun",
         nproc=4,
         rank_logs=rank_logs,
@@ -341,6 +343,27 @@ CASES: tuple[Case, ...] = (
         expect_text=(r"\[default1\]:\[rank1\]: RuntimeError: Error\(s\) in loading state_dict for Linear:",),
         rank_logs="tee",
         notes="the console and the per-rank files hold the same rank lines: evidence must be deduplicated.",
+    ),
+    _ddp(
+        "ddp-healthy",
+        "torchrun 4 ranks (gloo): 8 steps, no failure: the baseline of ddp-unknown-exception",
+        failure="none",
+        fail_rank=1,
+        expected_id=None,
+        expected_verdict="healthy",
+        expect_text=(r"rank 1 step 7 loss",),
+        summary=False,
+    ),
+    _ddp(
+        "ddp-unknown-exception",
+        "torchrun 4 ranks (gloo): rank 1 gives up at step 4 with the job's own exception, in words no "
+        "library entry knows; the others time out",
+        failure="lease",
+        fail_rank=1,
+        expected_id="unclassified-failure/uncaught-exception",
+        expect_text=(r"\[rank1\]: (?:__main__\.)?LeaseExpired: shard 3 has had no owner for 3 heartbeats",),
+        notes="a failure new to the library: diagnosed against the ddp-healthy capture as its baseline, the "
+        "rank's own lines, which the healthy run never printed, lead the evidence.",
     ),
     _ddp(
         "ddp-rank-hang",

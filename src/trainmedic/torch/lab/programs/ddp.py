@@ -4,7 +4,9 @@ Every step does DDP's gradient all_reduce plus an all_reduce of the loss, so whe
 the others are left waiting in a collective, as on a real cluster:
   --failure worker-kill  the failing rank's DataLoader worker is SIGKILLed;
   --failure raise        the failing rank raises (reloads a checkpoint of the wrong shape);
-  --failure hang         the failing rank stops (sleeps) and the others hit the gloo timeout.
+  --failure hang         the failing rank stops (sleeps) and the others hit the gloo timeout;
+  --failure lease        the failing rank gives up with an exception of the job's own, in words no
+                         library knows (a lost lease on a parameter shard): a failure new to trainmedic.
 """
 
 from __future__ import annotations
@@ -20,6 +22,10 @@ import torch.distributed as dist
 from torch.distributed.elastic.multiprocessing.errors import record
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, Dataset
+
+
+class LeaseExpired(Exception):
+    """The job's own exception: nothing in trainmedic's library knows its name or its words."""
 
 
 class Regression(Dataset[tuple[torch.Tensor, torch.Tensor]]):
@@ -40,7 +46,7 @@ class Regression(Dataset[tuple[torch.Tensor, torch.Tensor]]):
 def parse() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--fail-rank", type=int, default=2)
-    parser.add_argument("--failure", choices=["worker-kill", "raise", "hang", "none"], default="none")
+    parser.add_argument("--failure", choices=["worker-kill", "raise", "hang", "lease", "none"], default="none")
     parser.add_argument("--fail-step", type=int, default=4)
     parser.add_argument("--steps", type=int, default=8)
     parser.add_argument("--batch-size", type=int, default=4)
@@ -64,6 +70,9 @@ def train(args: argparse.Namespace) -> None:
             break
         if failing and step == args.fail_step and args.failure == "raise":
             model.module.load_state_dict({"weight": torch.zeros(4, 8), "bias": torch.zeros(4)})
+        if failing and step == args.fail_step and args.failure == "lease":
+            print(f"rank {rank} step {step}: shard {rank + 2} lost its lease on the parameter store", flush=True)
+            raise LeaseExpired(f"shard {rank + 2} has had no owner for 3 heartbeats")
         if failing and step == args.fail_step and args.failure == "hang":
             while True:  # stuck: a deadlock, an endless retry, a blocking read
                 time.sleep(1)
