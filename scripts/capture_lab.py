@@ -34,6 +34,23 @@ from trainmedic.torch.lab import runner  # noqa: E402
 
 DEFAULT_OUT = ROOT / "tests" / "fixtures" / "lab"
 MANIFEST = "manifest.json"
+# Where the checkout and the interpreter sat on the capturing machine says nothing about the failure:
+# captures name generic places instead (the corpus's rule for personal data), so no machine's paths
+# are committed.
+GENERIC_ROOT = "/home/user/trainmedic"
+GENERIC_PREFIX = "/usr"
+
+
+def scrub(directory: Path) -> None:
+    """Replace this checkout's and this interpreter's paths in every captured file."""
+    swaps = [(str(ROOT).encode(), GENERIC_ROOT.encode()), (sys.base_prefix.encode(), GENERIC_PREFIX.encode())]
+    for path in directory.rglob("*"):
+        if path.is_file():
+            data = original = path.read_bytes()
+            for here, there in swaps:
+                data = data.replace(here, there)
+            if data != original:
+                path.write_bytes(data)
 
 
 def portable_command(result: runner.RunResult) -> str:
@@ -78,6 +95,7 @@ def capture(case: lab_cases.Case, out: Path, attempts: int, version: str) -> dic
             if result.timed_out:
                 problems.append(f"hit the time limit of {case.time_limit:.0f} s")
             if not problems:
+                scrub(staging)
                 target = out / case.name
                 if target.exists():
                     shutil.rmtree(target)
