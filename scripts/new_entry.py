@@ -13,48 +13,13 @@ import re
 import sys
 from pathlib import Path
 
-LIBRARY = Path(__file__).resolve().parent.parent / "src" / "trainmedic" / "library"
-KEBAB = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))  # runs from a checkout, installed or not
 
-YAML = """\
-id: {entry}
-title: {title}
-category: {category}
-summary: >
-  TODO: what fails, in two or three sentences a tired engineer understands.
-tags: [{category}]
-affects:
-  - "TODO: which frameworks, versions and setups see it"
-symptoms:
-  - symptom: "TODO: the line people see"
-    why: "TODO: why it appears"
-causes:
-  - id: {cause}
-    title: "TODO: the cause in a few words"
-    role: initiating
-    mechanism: >
-      TODO: the mechanism, from the framework's source: what happens, in which process, and why
-      the message says what it says.
-    fingerprints:
-      - id: {cause}-message
-        regex: "TODO-replace-with-the-message"
-        weight: 0.9
-    fix:
-      - "TODO: the exact fix"
-    verify:
-      - "TODO: the command that shows it is fixed"
-    prevention:
-      - "TODO: how to keep it from coming back"
-confirm:
-  - "TODO: how to confirm it is this cause"
-scale: >
-  TODO: how it changes from 1 to 1000 GPUs.
-code:
-  pytorch: |
-    # TODO: the fix in plain PyTorch
-references:
-  - https://TODO.example/reference
-"""
+from trainmedic.draft import skeleton  # noqa: E402
+
+LIBRARY = ROOT / "src" / "trainmedic" / "library"
+KEBAB = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 
 LOG = """\
 # Lines for {entry}. `#! match: <entry>/<cause>` means the next line must match that
@@ -84,7 +49,11 @@ def main(argv: list[str] | None = None) -> int:
     folder.mkdir(exist_ok=True)
     fields = {"entry": args.entry, "cause": args.cause, "category": args.category,
               "title": args.title or args.entry.replace("-", " ").capitalize()}
-    (folder / f"{args.entry}.yaml").write_text(YAML.format(**fields), encoding="utf-8")
+    yaml = skeleton(args.entry, args.cause, args.category, title=fields["title"],
+                    summary="TODO: what fails, in two or three sentences a tired engineer understands.",
+                    symptom='"TODO: the line people see"', regex='"TODO-replace-with-the-message"', weight=0.9,
+                    tags=args.category)
+    (folder / f"{args.entry}.yaml").write_text(yaml, encoding="utf-8")
     (folder / f"{args.entry}.log").write_text(LOG.format(**fields), encoding="utf-8")
     print(f"wrote {folder / args.entry}.yaml and .log: replace every TODO, then run `trainmedic library check`")
     return 0

@@ -118,30 +118,45 @@ def draft(d: Diagnosis, category: str = "general", source: str = "") -> Draft:
     cause = "drafted"
     where = source or (f"{d.primary.evidence[0].path}:{d.primary.evidence[0].line}"
                        if d.primary and d.primary.evidence else "a diagnosis")
-    yaml = f"""\
-# Drafted by `trainmedic library draft` from {where}. Replace every TODO, then run
-# `trainmedic library check --library <this library>`.
+    header = (f"# Drafted by `trainmedic library draft` from {where}. Replace every TODO, then run\n"
+              f"# `trainmedic library check --library <this library>`.\n")
+    yaml = header + skeleton(entry, cause, category, title=_quote("TODO: " + message_of(text)[:80]),
+                             summary=f"TODO: what fails, in two or three sentences. First seen as: "
+                                     f"{message_of(text)[:200]!r}",
+                             symptom=_quote(message_of(text)[:200]), regex=_quote(regex), weight=0.8,
+                             tags=f"{category}, drafted")
+    log = (f"# Lines for {entry}, drafted from {where}: the line itself must match, a line of the same run\n"
+           f"# must not.\n#! match: {entry}/{cause}\n{text}\n#! no-match: {entry}/{cause}\n{near[0]}\n")
+    return Draft(entry, cause, category, yaml, log, regex)
+
+
+def skeleton(entry: str, cause: str, category: str, *, title: str, summary: str, symptom: str, regex: str,
+             weight: float, tags: str) -> str:
+    """An entry's YAML with every section the schema asks for; what is not given is TODO.
+    (scripts/new_entry.py scaffolds from it too.)"""
+    return f"""\
 id: {entry}
-title: {_quote("TODO: " + message_of(text)[:80])}
+title: {title}
 category: {category}
 summary: >
-  TODO: what fails, in two or three sentences. First seen as: {message_of(text)[:200]!r}
-tags: [{category}, drafted]
+  {summary}
+tags: [{tags}]
 affects:
   - "TODO: which frameworks, versions and setups see it"
 symptoms:
-  - symptom: {_quote(message_of(text)[:200])}
+  - symptom: {symptom}
     why: "TODO: why it appears"
 causes:
   - id: {cause}
     title: "TODO: the cause in a few words"
     role: initiating
     mechanism: >
-      TODO: the mechanism: what happens, in which process, and why the message says what it says.
+      TODO: the mechanism, from the framework's source: what happens, in which process, and why
+      the message says what it says.
     fingerprints:
       - id: {cause}-message
-        regex: {_quote(regex)}
-        weight: 0.8
+        regex: {regex}
+        weight: {weight}
     fix:
       - "TODO: the exact fix"
     verify:
@@ -158,6 +173,3 @@ code:
 references:
   - "https://TODO.example/reference"  # the issue, the docs or the source that explains it
 """
-    log = (f"# Lines for {entry}, drafted from {where}: the line itself must match, a line of the same run\n"
-           f"# must not.\n#! match: {entry}/{cause}\n{text}\n#! no-match: {entry}/{cause}\n{near[0]}\n")
-    return Draft(entry, cause, category, yaml, log, regex)
