@@ -121,3 +121,14 @@ def test_an_exception_whose_name_says_nothing_still_ended_the_run() -> None:
     assert d.verdict == "failure" and d.primary is not None
     assert d.primary.id == "unclassified-failure/uncaught-exception"
     assert d.primary.evidence[0].line == 9
+
+
+def test_a_progress_bar_still_at_zero_after_an_error_is_no_progress() -> None:
+    """tqdm draws its bar once more while the process exits: "0/6931" after the error is not training."""
+    log = (b"Traceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n    step()\n"
+           b"ValueError: frobnication went wrong\n"
+           b"  0%|          | 0/6931 [00:01<?, ?it/s]\n")
+    d = Diagnoser().diagnose(Named("run.log", log))
+    assert d.verdict == "failure" and d.primary is not None and d.primary.id == "unclassified-failure/uncaught-exception"
+    went_on = log.replace(b"0/6931 [00:01<?, ?it/s]", b"12/6931 [00:09<1:02:13, 1.8it/s]")
+    assert Diagnoser().diagnose(Named("run.log", went_on)).verdict == "healthy"

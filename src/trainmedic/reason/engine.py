@@ -434,8 +434,10 @@ def _adopt_ranks(events: list[Event], fallbacks: frozenset[str] | set[str], wind
 
 
 def _progress_after(ctx: Context, e: Event) -> bool:
+    """Training went on after the event: a later progress line of its rank (a bar still at step 0, as
+    tqdm prints one more time while the process exits, is no progress)."""
     return any(p.path == e.path and p.line > e.line and (e.rank is None or p.rank in (e.rank, None))
-               for s in ctx.scans for p in s.progress.values())
+               and p.step != 0 for s in ctx.scans for p in s.progress.values())
 
 
 def _recovered(ctx: Context, initiating: list[Event], collateral: list[Event]) -> bool:
