@@ -132,3 +132,22 @@ def test_a_progress_bar_still_at_zero_after_an_error_is_no_progress() -> None:
     assert d.verdict == "failure" and d.primary is not None and d.primary.id == "unclassified-failure/uncaught-exception"
     went_on = log.replace(b"0/6931 [00:01<?, ?it/s]", b"12/6931 [00:09<1:02:13, 1.8it/s]")
     assert Diagnoser().diagnose(Named("run.log", went_on)).verdict == "healthy"
+
+
+WATCHDOG = (b"[rank{r}]:[E1130 10:30:0{r}.000000000 ProcessGroupNCCL.cpp:632] [Rank {r}] Watchdog caught collective "
+            b"operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) "
+            b"ran for 600001 milliseconds before timing out.\n")
+
+
+def test_the_odd_rank_out_printed_an_error_of_its_own_while_the_others_timed_out() -> None:
+    steps = b"".join(b"[rank%d]: step 4 loss 1.0\n" % r for r in range(4))
+    own = b"[rank2]: 2026-11-30 10:20:00,000 ERROR frobnicator lost its shard lease, giving up\n"
+    timeouts = b"".join(WATCHDOG.replace(b"{r}", b"%d" % r) for r in (0, 1, 3))
+    d = Diagnoser().diagnose(Named("all.log", steps + own + timeouts))
+    assert d.primary is not None and d.primary.id == "unclassified-failure/error-lines"
+    assert d.primary.rank == 2 and d.primary.evidence[0].line == 5
+    assert {c.rank for c in d.collateral} == {0, 1, 3}
+    # every rank saying the same thing: no rank is the odd one out
+    same = b"".join(own.replace(b"rank2", b"rank%d" % r) for r in range(4))
+    d = Diagnoser().diagnose(Named("all.log", steps + same + timeouts))
+    assert d.primary is not None and d.primary.id != "unclassified-failure/error-lines"

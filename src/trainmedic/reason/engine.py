@@ -641,6 +641,19 @@ def _behind_in_collectives(cascades: list[Event]) -> int | None:
 
 def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
                   progress: dict[int | None, RankProgress]) -> Diagnosis:
+    odd = notable.odd_rank_out(ctx.scans, {(ln.path, ln.number) for e in events for ln in e.evidence})
+    if odd:
+        # The odd rank out: it alone printed errors of its own while every other rank only reported
+        # the collateral. Its first such line is where it started.
+        first_line = odd[0].line
+        ev = tuple(Evidence(n.line.path, n.line.number, n.line.rank, n.line.text[:500]) for n in notable.quoted(odd))
+        why = (f"every other rank shows only collateral errors ({_first(events).cause}); rank {first_line.rank} "
+               f"alone printed errors of its own, which no signature knows; the first is at "
+               f"{first_line.path}:{first_line.number}")
+        primary = _finding(ctx, ERROR_LINES, confidence_=0.5, rank=first_line.rank, host=first_line.host,
+                           time=first_line.time, evidence=ev, missing=_missing(ctx, ERROR_LINES), why=why)
+        coll = _collateral(sorted(events, key=lambda e: (e.path, e.line)), ERROR_LINES, exclude_rank=first_line.rank)
+        return replace(base, verdict="failure", primary=primary, collateral=coll)
     suspects, kind = _suspects(ctx, events, progress)
     cascades = [e for e in events if e.role == "cascade"]
     lead = cascades or events

@@ -15,6 +15,7 @@ from trainmedic.model import Notable, RankProgress, ScanResult
 _VARYING = re.compile(r"0x[0-9a-fA-F]+|\d+")
 _RANK_PREFIX = re.compile(r"^(?:\[[A-Za-z]*\d*\]:? ?)+")
 QUOTED = 3
+SAME_MESSAGE = 4  # lines after a message that may still be its own (NCCL's "Last error:" and the error)
 _IGNORED = "Exception ignored in"
 
 
@@ -56,3 +57,26 @@ def quoted(lines: Sequence[Notable]) -> list[Notable]:
     if fatal is not None and fatal not in top:
         top = [*top[: QUOTED - 1], fatal]
     return top
+
+
+def odd_rank_out(scans: Sequence[ScanResult], collateral_lines: set[tuple[str, int]]) -> list[Notable]:
+    """Error lines only one rank printed, while two or more ranks printed lines at all: the rank that
+    differs from its peers (its own failure, in words no fingerprint knows). Lines a fingerprint read
+    as collateral (every rank's timeout) are not its own, and tracebacks are the traceback rules'
+    to read. Earliest first."""
+    def collateral(n: Notable) -> bool:  # a collateral line, or the rest of its message (its "Last error:")
+        return any((n.line.path, n.line.number - k) in collateral_lines for k in range(SAME_MESSAGE + 1))
+
+    lines = [n for s in scans for n in s.notable
+             if n.line.rank is not None and not collateral(n)
+             and not any(t.first_line <= n.line.number <= t.last_line for t in s.tracebacks if t.path == s.path)]
+    ranks_seen = {r for s in scans for r in s.last_line_rank if r is not None}
+    if len(ranks_seen) < 2:
+        return []
+    by_template: dict[str, set[int]] = {}
+    for n in lines:
+        by_template.setdefault(template(n.line.text), set()).add(n.line.rank)  # type: ignore[arg-type]  # ranked
+    own = [n for n in lines if len(by_template[template(n.line.text)]) == 1]
+    if len({n.line.rank for n in own}) != 1:
+        return []  # no single odd rank: several ranks each said something of their own
+    return sorted(own, key=lambda n: (n.line.time is None, n.line.time or 0.0, n.line.path, n.line.number))
