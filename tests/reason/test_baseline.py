@@ -72,3 +72,13 @@ def test_a_file_that_is_no_baseline_is_one_line_and_exit_2(tmp_path: Path, capsy
     assert main(["diagnose", str(BAD), "--baseline", str(bogus)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "not a trainmedic baseline" in err[0]
+
+
+def test_the_reports_list_what_is_new_since_the_baseline(capsys: pytest.CaptureFixture[str]) -> None:
+    for fmt, heading in (("text", "New since the baseline"), ("markdown", "### New since the baseline")):
+        assert main(["diagnose", str(BAD), "--baseline", str(GOOD), "--format", fmt]) == 1
+        out = capsys.readouterr().out
+        section = out[out.index(heading):]
+        assert FAILING in section.splitlines()[1]
+    assert main(["diagnose", str(BAD), "--format", "text"]) == 1
+    assert "New since the baseline" not in capsys.readouterr().out

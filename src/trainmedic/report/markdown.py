@@ -36,6 +36,10 @@ def render(d: Diagnosis, out: TextIO, _color: bool = False) -> None:
     if used:
         w("### Machine facts used\n\n" + "".join(
             f"- `{f.id}` = {md_inline(f.value)} ({md_inline(f.source)}): {md_inline(f.effect)}\n" for f in used) + "\n")
+    if d.novel:
+        w("### New since the baseline\n\n" + "".join(
+            f"- {md_inline(n.line.path)}:{n.line.number} {rank_label(n.line.rank)}: {md_inline(n.line.text[:300])}\n"
+            for n in d.novel[:5]) + "\n")
     if d.alternatives:
         w("### Alternatives\n\n" + "".join(
             f"- `{a.id}` ({a.confidence:.0%}): {md_inline(a.why)}\n" for a in d.alternatives) + "\n")

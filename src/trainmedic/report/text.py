@@ -54,6 +54,11 @@ def render(d: Diagnosis, out: TextIO, color: bool = False) -> None:
         con.print("[bold]Machine facts used[/]")
         for f in used:
             con.print(f"  - {_safe(f.id)} = {_safe(f.value)}  [dim]({_safe(f.source)})[/]: {_safe(f.effect)}")
+    if d.novel:
+        con.print("[bold]New since the baseline[/] (lines the good run never printed, most telling first)")
+        for n in d.novel[:5]:
+            con.print(f"  [dim]{_safe(n.line.path)}:{n.line.number}[/] [magenta]{rank_label(n.line.rank)}[/]  "
+                      f"{_safe(n.line.text[:300])}")
     if d.alternatives:
         con.print("[bold]Alternatives[/]")
         for a in d.alternatives:
