@@ -241,3 +241,16 @@ def test_an_error_in_the_pin_memory_thread_is_a_pinning_failure_not_a_dataset_on
 def test_nccl_connecting_over_an_interface_with_no_route_is_the_interface() -> None:
     d = _diagnose("more3-nccl-socket-ifname-no-route-transformer")
     assert d.primary is not None and d.primary.id == "nccl-error/socket-interface"
+
+
+def test_a_kernel_assertion_printed_after_the_generic_error_names_it() -> None:
+    """The kernel's assertion reaches stdout after the exception (formats as in more3-dsa-nll-target-*)."""
+    log = (b"RuntimeError: CUDA error: device-side assert triggered\n"
+           b"CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below "
+           b"might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1\n"
+           b"Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n\n"
+           b"../aten/src/ATen/native/cuda/Loss.cu:250: nll_loss_forward_reduce_cuda_kernel_2d: block: [0,0,0], "
+           b"thread: [0,0,0] Assertion `t >= 0 && t < n_classes` failed.\n")
+    d = Diagnoser().diagnose(log)
+    assert d.primary is not None and d.primary.id == "cuda-device-side-assert/target-out-of-range"
+    assert 6 in [e.line for e in d.primary.evidence[:2]]

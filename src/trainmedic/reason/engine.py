@@ -467,6 +467,14 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
                     and not e.ambiguous), key=lambda e: e.weight, default=None)
     if specific is not None and specific.weight >= first.weight + _CLEARLY_STRONGER:
         first = specific
+    # A signal that cannot say why on its own ("device-side assert triggered") is named by the definite
+    # message of the same family that the same output printed later (the kernel's assertion, which
+    # reaches stdout after the exception).
+    if first.ambiguous:
+        definite = [e for e in incident if not e.ambiguous and e.path == first.path and e.line > first.line
+                    and e.traceback is None]
+        if definite:
+            first = min(definite, key=lambda e: e.line)
     # The root beats its echo: a wrapper printed as loose lines ("terminate called after throwing ...",
     # then "what(): CUDA error: ...") is judged by the known cause on the lines right after it.
     if first.cause in ctx.library.wrappers:
