@@ -254,3 +254,9 @@ def test_a_kernel_assertion_printed_after_the_generic_error_names_it() -> None:
     d = Diagnoser().diagnose(log)
     assert d.primary is not None and d.primary.id == "cuda-device-side-assert/target-out-of-range"
     assert 6 in [e.line for e in d.primary.evidence[:2]]
+
+
+def test_an_unprefixed_kernel_assertion_names_the_ranks_generic_error_and_keeps_its_rank() -> None:
+    d = _diagnose("more3-dsa-nll-target-ms-swift-rank0")
+    assert d.primary is not None and d.primary.id == "cuda-device-side-assert/target-out-of-range"
+    assert d.primary.rank == 0

@@ -471,10 +471,12 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
     # message of the same family that the same output printed later (the kernel's assertion, which
     # reaches stdout after the exception).
     if first.ambiguous:
-        definite = [e for e in incident if not e.ambiguous and e.path == first.path and e.line > first.line
-                    and e.traceback is None]
+        # (torchrun prefixes a rank's stderr, not always its stdout: an unprefixed line may be its own)
+        definite = [e for e in initiating if e.rank in (first.rank, None) and e.cause.split("/")[0] == entry_of
+                    and not e.ambiguous and e.path == first.path and e.line > first.line and e.traceback is None]
         if definite:
-            first = min(definite, key=lambda e: e.line)
+            named = min(definite, key=lambda e: e.line)
+            first = replace(named, rank=first.rank) if named.rank is None else named
     # The root beats its echo: a wrapper printed as loose lines ("terminate called after throwing ...",
     # then "what(): CUDA error: ...") is judged by the known cause on the lines right after it.
     if first.cause in ctx.library.wrappers:
