@@ -260,3 +260,12 @@ def test_an_unprefixed_kernel_assertion_names_the_ranks_generic_error_and_keeps_
     d = _diagnose("more3-dsa-nll-target-ms-swift-rank0")
     assert d.primary is not None and d.primary.id == "cuda-device-side-assert/target-out-of-range"
     assert d.primary.rank == 0
+
+
+def test_a_workers_original_traceback_pasted_on_its_own_is_read_and_its_exception_named() -> None:
+    """The excerpt starts at "Caught X in DataLoader worker process 0." and its "Original Traceback": the
+    worker's own exception (Pillow's) is the finding, not the wrapper."""
+    d = _diagnose("dlw-corrupt-pil-bytesio-tim2map")
+    assert d.primary is not None and d.primary.id == "corrupt-sample/undecodable-file"
+    [scan] = Diagnoser().scan(Named("output.log", _case("dlw-corrupt-pil-bytesio-tim2map").log.encode()))
+    assert [(t.first_line, t.exceptions[-1][:24]) for t in scan.tracebacks] == [(2, "PIL.UnidentifiedImageErr")]

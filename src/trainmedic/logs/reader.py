@@ -308,6 +308,11 @@ class Reader:
                 if headless:
                     if not _starts_headless(result.tracebacks, path, lineno, _lines_before(buf, at, 3)):
                         continue
+                elif att.rest.lstrip().startswith("Original Traceback"):
+                    # A DataLoader worker's traceback, carried in the re-raised message: read as part of
+                    # the traceback around it, or on its own when the excerpt starts at the message.
+                    if any(t.path == path and t.first_line < lineno <= t.last_line for t in result.tracebacks[-4:]):
+                        continue
                 elif not att.rest.lstrip().removeprefix("^C").startswith("Traceback"):
                     continue  # embedded in torchrun's summary; the summary parser reads it
                 if len(result.tracebacks) < 2000:

@@ -480,8 +480,14 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
     # The root beats its echo: a wrapper printed as loose lines ("terminate called after throwing ...",
     # then "what(): CUDA error: ...") is judged by the known cause on the lines right after it.
     if first.cause in ctx.library.wrappers:
+        # The wrapper's message runs on through the traceback it carries ("Caught X in DataLoader worker
+        # process 0." then "Original Traceback (most recent call last):" ... the worker's own exception).
+        reach = first.line + _SAME_MESSAGE
+        carried = [t.last_line for s in ctx.scans for t in s.tracebacks
+                   if t.path == first.path and 0 < t.first_line - first.line <= 2]
+        reach = max([reach, *carried])
         wrapped = [e for e in initiating if e.path == first.path and e.rank == first.rank
-                   and 0 < e.line - first.line <= _SAME_MESSAGE and e.cause not in ctx.library.wrappers
+                   and 0 < e.line - first.line and e.line <= reach and e.cause not in ctx.library.wrappers
                    and e.cause not in ctx.library.fallbacks]
         if wrapped:
             first = min(wrapped, key=lambda e: e.line)
