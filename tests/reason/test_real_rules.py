@@ -269,3 +269,8 @@ def test_a_workers_original_traceback_pasted_on_its_own_is_read_and_its_exceptio
     assert d.primary is not None and d.primary.id == "corrupt-sample/undecodable-file"
     [scan] = Diagnoser().scan(Named("output.log", _case("dlw-corrupt-pil-bytesio-tim2map").log.encode()))
     assert [(t.first_line, t.exceptions[-1][:24]) for t in scan.tracebacks] == [(2, "PIL.UnidentifiedImageErr")]
+
+
+def test_the_pinning_frame_says_where_and_the_exception_says_what() -> None:
+    d = _diagnose("mem-pin-cuda-longtensor-gcnn")  # "cannot pin 'torch.cuda.LongTensor'" below the frame
+    assert d.primary is not None and d.primary.id == "pinned-memory-failure/pin-non-cpu-tensor"
