@@ -274,3 +274,8 @@ def test_a_workers_original_traceback_pasted_on_its_own_is_read_and_its_exceptio
 def test_the_pinning_frame_says_where_and_the_exception_says_what() -> None:
     d = _diagnose("mem-pin-cuda-longtensor-gcnn")  # "cannot pin 'torch.cuda.LongTensor'" below the frame
     assert d.primary is not None and d.primary.id == "pinned-memory-failure/pin-non-cpu-tensor"
+
+
+def test_zero3s_pinned_flat_buffer_failing_is_page_locking_not_the_gpu() -> None:
+    d = _diagnose("more2-pinned-deepspeed-zero3-flat-cpu-buffer-dreambooth")
+    assert d.primary is not None and d.primary.id == "pinned-memory-failure/pinned-alloc-failed"
