@@ -487,7 +487,7 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
                    if t.path == first.path and 0 < t.first_line - first.line <= 2]
         reach = max([reach, *carried])
         wrapped = [e for e in initiating if e.path == first.path and e.rank == first.rank
-                   and 0 < e.line - first.line and e.line <= reach and e.cause not in ctx.library.wrappers
+                   and first.line < e.line <= reach and e.cause not in ctx.library.wrappers
                    and e.cause not in ctx.library.fallbacks]
         if wrapped:
             first = min(wrapped, key=lambda e: e.line)
