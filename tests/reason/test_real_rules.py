@@ -279,3 +279,9 @@ def test_the_pinning_frame_says_where_and_the_exception_says_what() -> None:
 def test_zero3s_pinned_flat_buffer_failing_is_page_locking_not_the_gpu() -> None:
     d = _diagnose("more2-pinned-deepspeed-zero3-flat-cpu-buffer-dreambooth")
     assert d.primary is not None and d.primary.id == "pinned-memory-failure/pinned-alloc-failed"
+
+
+def test_a_client_connect_error_retrying_cannot_fix_is_the_store_unreachable() -> None:
+    """c10d retries a refused connection quietly (a start-up race); an address not usable here is not one."""
+    d = _diagnose("dist-llama-windows-client-connect-10049")
+    assert d.primary is not None and d.primary.id == "rendezvous-failure/store-unreachable"
