@@ -82,3 +82,19 @@ def test_the_reports_list_what_is_new_since_the_baseline(capsys: pytest.CaptureF
         assert FAILING in next(line for line in section.splitlines()[1:] if line.strip())
     assert main(["diagnose", str(BAD), "--format", "text"]) == 1
     assert "New since the baseline" not in capsys.readouterr().out
+
+
+def test_a_binary_file_is_no_baseline_and_a_huge_baseline_file_is_bounded(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    binary = tmp_path / "model.pt"
+    binary.write_bytes(bytes(range(256)) * 400)
+    assert main(["baseline", "save", str(binary), "-o", str(tmp_path / "x.baseline")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "binary" in err[0] and not (tmp_path / "x.baseline").exists()
+    from trainmedic.reason.templates import MAX_TEMPLATES
+
+    many = {"schema": "trainmedic.baseline/v1", "lines": -5,
+            "templates": [{"template": f"frob {i} " + "x" * 5000, "count": i} for i in range(MAX_TEMPLATES + 10)]}
+    b = Baseline.from_json(many, "many.baseline")
+    assert len(b.templates) == MAX_TEMPLATES and b.lines == 0
+    assert all(len(t) <= 1000 for t in b.templates) and min(b.templates.values()) >= 10  # the most frequent kept

@@ -43,7 +43,7 @@ def load(paths: list[str], env: Env) -> Baseline:
     if logs:
         with ExitStack() as stack:
             streams = [stack.enter_context(s.open(env.stdin)) for s in logs]
-            parts.append(mine((s.name, head_and_tail(f, s.size)) for s, f in zip(logs, streams, strict=True)))
+            parts.append(mine((s.name, head_and_tail(f, s.size, s.name)) for s, f in zip(logs, streams, strict=True)))
     templates: dict[str, int] = {}
     for b in parts:
         for t, n in b.templates.items():

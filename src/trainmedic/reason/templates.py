@@ -21,6 +21,8 @@ from typing import Any
 from trainmedic.model import Evidence, Line, Novel, ScanResult
 
 SCHEMA = "trainmedic.baseline/v1"
+MAX_TEMPLATES = 20_000  # a baseline file holding more keeps its most frequent ones
+MAX_TEMPLATE = 1000  # characters of one template
 MAX_CLUSTERS = 4096  # Drain3 forgets the least recently seen cluster beyond this: memory stays bounded
 HEAD_BYTES = 8 << 20  # of each good log: its start (launch, setup) ...
 TAIL_BYTES = 8 << 20  # ... and its end (steady training, the finish)
@@ -73,8 +75,13 @@ class Baseline:
         out: dict[str, int] = {}
         for t in data["templates"]:
             if isinstance(t, dict) and isinstance(t.get("template"), str) and isinstance(t.get("count"), int):
-                out[t["template"]] = t["count"]
-        return cls(out, tuple(str(s) for s in data.get("sources", [])), int(data.get("lines", 0) or 0))
+                key = t["template"][:MAX_TEMPLATE]
+                out[key] = out.get(key, 0) + max(0, min(t["count"], 1 << 62))
+        if len(out) > MAX_TEMPLATES:  # an edited or hostile file: building its matcher must stay bounded
+            out = dict(sorted(out.items(), key=lambda kv: -kv[1])[:MAX_TEMPLATES])
+        lines = data.get("lines", 0)
+        return cls(out, tuple(str(s)[:500] for s in data.get("sources", [])[:1000]),
+                   lines if isinstance(lines, int) and lines >= 0 else 0)
 
     def save(self, path: Path) -> None:
         path.write_text(json.dumps(self.to_json(), indent=1) + "\n", encoding="utf-8")
@@ -110,10 +117,15 @@ def mine(named_lines: Iterable[tuple[str, Iterable[str]]]) -> Baseline:
     return Baseline(templates, tuple(names), seen)
 
 
-def head_and_tail(stream: Any, size: int | None) -> Iterator[str]:
+def head_and_tail(stream: Any, size: int | None, name: str = "") -> Iterator[str]:
     """The lines of a log's first HEAD_BYTES and last TAIL_BYTES (all of it when smaller): what a
-    good run says at setup and in steady training, in bounded time whatever its size."""
+    good run says at setup and in steady training, in bounded time whatever its size. A binary file
+    is refused as the reader refuses it (InputError)."""
+    from trainmedic.logs.sources import InputError, looks_binary
+
     head = stream.read(HEAD_BYTES)
+    if looks_binary(head[:65536]):
+        raise InputError(f"{name or 'input'}: looks like a binary file, not a log")
     yield from head.decode("utf-8", "replace").splitlines()
     if not head or len(head) < HEAD_BYTES:
         return
