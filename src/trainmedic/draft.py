@@ -40,9 +40,12 @@ def _escape(text: str) -> str:
     return "".join("\\" + ch if ch in _META else ch for ch in text)
 
 
+MAX_TEXT = 2000  # of a line: a saved diagnosis may hold anything, and these regexes see only this much
+
+
 def message_of(text: str) -> str:
     """The line without what goes in front of every message (rank prefix, time, level)."""
-    return _PREFIX.sub("", text.strip(), count=1).strip()
+    return _PREFIX.sub("", text[:MAX_TEXT].strip(), count=1).strip()
 
 
 def fingerprint(text: str) -> str:
