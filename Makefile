@@ -10,8 +10,9 @@ SYSTEM_STAMP := $(VENV)/.system
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	# torch is pinned to the CPU wheel (extra "torch"); an unpinned torch would pull a multi-GB CUDA build.
-	$(BIN)/python -m pip install --quiet -e '.[all,test]'
+	# The tests pin torch to the CPU wheel; the user-facing extra "torch" accepts the user's own torch, and
+	# an unpinned torch would pull a multi-GB CUDA build here.
+	$(BIN)/python -m pip install --quiet -e '.[all,test]' 'torch==2.13.0'
 	touch $@
 
 # Debian packages the tests use, each installed only when missing: ripgrep (the benchmark's peer),
