@@ -132,8 +132,16 @@ class Library:
         return tuple(m for e in self.entries if entry_id in (None, e.id) for m in e.worker_marks)
 
     def resolve(self, ident: str) -> tuple[Entry, Cause | None]:
-        """`entry`, `entry/cause` or an alias -> (entry, cause or None); KeyError if unknown."""
+        """`entry`, `entry/cause`, or a cause's own id when only one entry has it ("shm-exhausted")
+        -> (entry, cause or None); KeyError if unknown or ambiguous."""
         entry_id, _, cause_id = ident.partition("/")
+        if not cause_id and entry_id not in self._by_id:
+            owners = [e for e in self.entries for c in e.causes if c.id == entry_id]
+            if len(owners) == 1:
+                return owners[0], owners[0].cause(entry_id)
+            if owners:
+                raise KeyError(f"{ident} is a cause of several entries: "
+                               + ", ".join(f"{e.id}/{entry_id}" for e in owners))
         entry = self.entry(entry_id)
         return entry, (entry.cause(cause_id) if cause_id else None)
 

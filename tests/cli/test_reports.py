@@ -60,3 +60,23 @@ def test_stored_json_reads_back_into_the_same_diagnosis() -> None:
     back = diagnosis_from_json(d.to_json())
     assert back.to_json() == d.to_json()
     assert rendered(back, "markdown") == rendered(d, "markdown")
+
+
+def test_explain_takes_a_cause_name_alone_and_suggests_close_ids() -> None:
+    from dataclasses import replace
+
+    from tests.conftest import run_cli
+    from trainmedic.catalog import Library, load_library
+
+    res = run_cli("explain", "shm-exhausted")
+    assert res.code == 0 and "dataloader-worker-failure" in res.out
+    res = run_cli("explain", "shm-exhaust")
+    assert res.code == 2 and "did you mean dataloader-worker-failure/shm-exhausted" in res.err
+    lib = load_library()
+    entry = lib.entry("dataloader-worker-failure")
+    twin = replace(lib.entry("host-oom"), causes=(*lib.entry("host-oom").causes, entry.cause("shm-exhausted")))
+    both = Library(tuple(twin if e.id == "host-oom" else e for e in lib))
+    import pytest
+
+    with pytest.raises(KeyError, match="several entries"):
+        both.resolve("shm-exhausted")

@@ -20,10 +20,15 @@ def run(args: argparse.Namespace, env: Env) -> int:
     lib = load_library()
     try:
         entry, cause = lib.resolve(args.id)
-    except KeyError:
-        names = [e.id for e in lib] + [c.full_id for c in lib.causes()]
-        close = difflib.get_close_matches(args.id, names, n=3)
-        hint = f"; did you mean {', '.join(close)}?" if close else "; see `trainmedic library list`"
+    except KeyError as exc:
+        if "several entries" in str(exc):
+            env.error(f"{exc.args[0]}; say which")
+            return ExitCode.USAGE
+        # A cause's own name counts as much as its full id: "shm-exhaust" is close to ".../shm-exhausted".
+        by_name = {e.id: e.id for e in lib} | {c.full_id: c.full_id for c in lib.causes()}
+        by_name |= {c.id: c.full_id for c in lib.causes() if c.id not in by_name}
+        close = [by_name[n] for n in difflib.get_close_matches(args.id, list(by_name), n=3, cutoff=0.6)]
+        hint = f"; did you mean {', '.join(dict.fromkeys(close))}?" if close else "; see `trainmedic library list`"
         env.error(f"unknown id {args.id!r}{hint}")
         return ExitCode.USAGE
     render_entry(entry, cause, env.stdout, env.stdout_isatty)
