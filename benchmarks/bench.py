@@ -53,6 +53,12 @@ class Pattern:
     regex: str  # with a leading (?i) when the fingerprint ignores case
 
 
+
+# Commands run as installed tools run: with Python's bytecode cache. An environment that forbids
+# writing .pyc files (PYTHONDONTWRITEBYTECODE, set on some CI machines) would make every trainmedic run
+# compile its sources first, a cost no installed copy pays.
+RUN_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
 def _walk_json(node: Any, ids: tuple[str, ...] = ()) -> Iterator[Pattern]:
     """Every object with a 'regex' in `trainmedic library list --json`, whatever its nesting."""
     if isinstance(node, dict):
@@ -174,7 +180,8 @@ def measure(cmd: Sequence[str], stdout: Path | None, timeout: float) -> Run:
         stats = Path(tmp) / "time"
         argv = [str(TIME), "-f", "%M", "-o", str(stats), *cmd] if wrapped else list(cmd)
         started = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True,
+                                env=RUN_ENV)
         done = threading.Event()
 
         def sample() -> None:
