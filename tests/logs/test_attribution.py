@@ -90,3 +90,17 @@ def test_a_timestamp_before_the_rank_prefix() -> None:
     att = split_prefix("2024-11-20 14:37:16 [rank3]: torch.OutOfMemoryError: CUDA out of memory.")
     assert att.rank == 3 and att.rest.startswith("torch.OutOfMemoryError")
     assert split_prefix("2024-11-20 14:37:16 INFO step 3").rank is None
+
+
+def test_a_tail_of_progress_lines_is_read_once_per_line_and_its_finish_is_seen() -> None:
+    """A line two progress patterns nominate ("epoch" and "step") adds its metric figures once; a
+    finished run is seen however many progress lines follow its last word."""
+    from trainmedic.api import Diagnoser, Named
+
+    lines = b"".join(b"epoch 1 step %d data_time: 0.5 time: 1.0 loss: 0.9\n" % i for i in range(40))
+    [scan] = Diagnoser().scan(Named("run.log", lines))
+    p = scan.progress[None]
+    assert (p.timed, p.losses, p.step) == (40, 40, 39) and p.data_time == 20.0
+    done = b"Training completed.\n" + b"".join(b"step %d loss 0.5\n" % i for i in range(1000))
+    [scan] = Diagnoser().scan(Named("run.log", done))
+    assert scan.done and scan.progress[None].step == 999

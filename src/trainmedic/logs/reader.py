@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import BinaryIO
 
-from trainmedic.logs.attribution import host_from_path, parse_time, rank_from_path, split_prefix
+from trainmedic.logs.attribution import Attribution, host_from_path, parse_time, rank_from_path, split_prefix
 from trainmedic.logs.blocks import BLOCK, MAX_LINE, BlockSplitter, strip_ansi
 from trainmedic.logs.sources import InputError, Source, looks_binary
 from trainmedic.logs.tracebacks import assemble_traceback
@@ -38,6 +38,8 @@ HEAD_SAMPLE = 4 * 1024  # bytes at the start of each sampling region whose line 
 SAMPLE_EVERY = 4 << 20  # sampling regions, fixed in file offsets
 BEHIND = 64 * 1024  # how far back a summary record may look for its host and time
 WARNING_SPAN = 3  # lines after a warning that still belong to its message
+PROGRESS_LINES = 256  # progress lines of the tail read per rank (the last ones)
+_DONE_PIDS = frozenset(i for i, p in enumerate(PROGRESS) if p.kind == "done")
 TAIL_LINES_KEEP = 4000  # tail lines kept when asked (a baseline compares them)
 MARKERS_KEEP = 64  # phase markers kept from one input's tail: its last ones
 NOTABLE_KEEP = 256  # error-worded lines kept from one input's tail: its first ones, then its last ones
@@ -405,11 +407,18 @@ class Reader:
         # Which rank printed the last line of the input, per rank: a rank that stops early is a suspect.
         lineno = first_line - 1
         kept: list[Line] = []
-        for raw in _lines_from(tail, 0, 1 << 30):
+        prefixes: dict[int, Attribution] = {}  # line start -> its prefix, for the progress lines below
+        pos = 0
+        while pos < len(tail):
+            nl = tail.find(b"\n", pos)
+            stop = nl if nl >= 0 else len(tail)
+            raw = tail[pos:stop]
+            start, pos = pos, stop + 1
             lineno += 1
             if not raw.strip():
                 continue
             att = split_prefix(_decode(raw[:200]))
+            prefixes[start] = att
             rank = att.rank if att.rank is not None else file_rank
             if rank is not None:
                 result.ranks.add(rank)
@@ -417,29 +426,45 @@ class Reader:
             if self.keep_tail:
                 kept.append(Line(path, lineno, _decode(_visible(raw, 1 << 30)[:2000]), rank, att.host))
         result.tail_lines = kept[-TAIL_LINES_KEEP:]
-        cands = self.progress_scanner.candidates(tail)
-        cands.sort()
+        # Each line once, whatever number of progress patterns nominate it (a line with both "epoch"
+        # and "step" must not add its metric figures twice).
+        by_line: dict[int, list[tuple[int, int]]] = {}
+        for end, pid in self.progress_scanner.candidates(tail):
+            by_line.setdefault(tail.rfind(b"\n", 0, max(end - 1, 0)) + 1, []).append((end, pid))
         cursor, cursor_line = 0, first_line
-        seen: set[tuple[int, int]] = set()
-        for end, pid in cands:
-            start = tail.rfind(b"\n", 0, max(end - 1, 0)) + 1
-            if (pid, start) in seen:
+        starts = sorted(by_line)
+        # A verbose run prints progress on every line: its last lines per rank say where it stopped and
+        # how its metrics went, so only the last PROGRESS_LINES per rank are read (a bounded cost per input).
+        recent = set(starts[-PROGRESS_LINES * max(1, len(result.ranks)):])
+        for start in starts:
+            if start not in recent:
+                done = [pid for _, pid in by_line[start] if pid in _DONE_PIDS]
+                if done:
+                    stop = tail.find(b"\n", start)
+                    seg = tail[start : stop if stop >= 0 else len(tail)]
+                    if any(self.progress_compiled[pid].search(_visible(seg, len(seg))) for pid in done):
+                        result.done = True
                 continue
-            seen.add((pid, start))
-            stop = tail.find(b"\n", max(end - 1, start))
-            raw = tail[start : stop if stop >= 0 else len(tail)]
-            vis = _visible(raw, end - start)
-            if not self.progress_compiled[pid].search(vis):
+            kinds = []
+            vis = b""
+            for end, pid in sorted(by_line[start], key=lambda c: c[1]):
+                stop = tail.find(b"\n", max(end - 1, start))
+                raw = tail[start : stop if stop >= 0 else len(tail)]
+                seg = _visible(raw, end - start)
+                if self.progress_compiled[pid].search(seg):
+                    kinds.append(PROGRESS[pid].kind)
+                    vis = vis or seg
+            if not kinds:
+                continue
+            if "done" in kinds:
+                result.done = True
+            if "progress" not in kinds:
                 continue
             cursor_line += tail.count(b"\n", cursor, start)
             cursor = start
-            text = _decode(vis)
-            att = split_prefix(text)
+            cached = prefixes.get(start) if b"\r" not in vis and len(vis) <= 200 else None  # whole line read
+            att = cached or split_prefix(_decode(vis))
             rank = att.rank if att.rank is not None else file_rank
-            kind = PROGRESS[pid].kind
-            if kind == "done":
-                result.done = True
-                continue
             step = None
             tq = _TQDM.search(att.rest)
             if tq:
@@ -517,29 +542,30 @@ class Reader:
 
 
 def _metrics(prev: RankProgress | None, now: RankProgress, text: str) -> RankProgress:
-    """Carry a rank's running metric figures over to its newest progress line, adding this line's."""
-    if prev is not None:
-        now = replace(now, data_time=prev.data_time, step_time=prev.step_time, timed=prev.timed,
-                      loss_min=prev.loss_min, loss_last=prev.loss_last, losses=prev.losses, spike=prev.spike)
+    """Carry a rank's running metric figures over to its newest progress line, adding this line's.
+    (Built in one go: this runs for every progress line of every input's tail.)"""
+    data_time, step_time, timed = (prev.data_time, prev.step_time, prev.timed) if prev else (0.0, 0.0, 0)
+    loss_min, loss_last, losses, spike = (prev.loss_min, prev.loss_last, prev.losses, prev.spike) if prev else (
+        None, None, 0, None)
     meters = _METERS.search(text)
-    data, step = (_DATA_TIME.search(text), _STEP_TIME.search(text)) if meters is None else (None, None)
     if meters is not None:
-        now = replace(now, step_time=now.step_time + float(meters[1]), data_time=now.data_time + float(meters[2]),
-                      timed=now.timed + 1)
-    elif data is not None and step is not None:
-        now = replace(now, step_time=now.step_time + float(step[1]), data_time=now.data_time + float(data[1]),
-                      timed=now.timed + 1)
+        step_time, data_time, timed = step_time + float(meters[1]), data_time + float(meters[2]), timed + 1
+    else:
+        data = _DATA_TIME.search(text)
+        step = _STEP_TIME.search(text) if data is not None else None
+        if data is not None and step is not None:
+            step_time, data_time, timed = step_time + float(step[1]), data_time + float(data[1]), timed + 1
     loss_m = _LOSS.search(text)
     if loss_m is not None:
         loss = float(loss_m[1])
-        spike = now.spike
-        if now.loss_min is not None and now.losses >= 3 and now.loss_min > 0:
-            ratio = loss / now.loss_min
+        if loss_min is not None and losses >= 3 and loss_min > 0:
+            ratio = loss / loss_min
             if spike is None or ratio > spike[2]:
                 spike = (now.line, now.text, ratio)
-        low = loss if now.loss_min is None else min(now.loss_min, loss)
-        now = replace(now, loss_min=low, loss_last=loss, losses=now.losses + 1, spike=spike)
-    return now
+        loss_min = loss if loss_min is None else min(loss_min, loss)
+        loss_last, losses = loss, losses + 1
+    return RankProgress(now.rank, now.step, now.path, now.line, now.text, data_time, step_time, timed,
+                        loss_min, loss_last, losses, spike)
 
 
 class ScanState:
