@@ -285,3 +285,15 @@ def test_a_client_connect_error_retrying_cannot_fix_is_the_store_unreachable() -
     """c10d retries a refused connection quietly (a start-up race); an address not usable here is not one."""
     d = _diagnose("dist-llama-windows-client-connect-10049")
     assert d.primary is not None and d.primary.id == "rendezvous-failure/store-unreachable"
+
+
+def test_frames_of_an_exception_python_ignored_are_no_failure_but_a_known_message_in_it_is() -> None:
+    d = _diagnose("more4-pytorch-dataloaderiter-del-every-epoch")  # the iterator's destructor, each epoch
+    assert d.verdict == "healthy"
+    d = _diagnose("fw-ds-cpu-adam-create-adam-stale")  # DeepSpeed's op never loaded: seen in a destructor
+    assert d.primary is not None and d.primary.id == "deepspeed-failure/op-build-failure"
+
+
+def test_a_workers_own_traceback_through_its_loop_is_the_datasets_exception() -> None:
+    d = _diagnose("more4-pytorch-h5py-multiworker-keyerror")  # torch 0.4: dataloader.py's _worker_loop
+    assert d.primary is not None and d.primary.id == "dataloader-worker-failure/getitem-exception"

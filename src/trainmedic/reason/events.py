@@ -7,6 +7,7 @@ from collections import defaultdict
 from dataclasses import replace
 
 from trainmedic.catalog import Library
+from trainmedic.logs.attribution import split_prefix
 from trainmedic.model import Cause, Event, Fingerprint, Line, Match, ScanResult, Traceback
 
 _N = r"(\d{1,18}(?!\d))"  # a number int() can take: no longer digit strings
@@ -216,8 +217,13 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
                 echo_of = library.frame_owner(tb.frames)
                 if echo_of is not None:  # the launcher's own traceback: an echo of its workers' failure
                     event = replace(event, cause=echo_of, role=library.cause(echo_of).role)
-            if event is not None and tb is not None and tb.ignored and event.cause in library.fallbacks:
-                event = None  # an exception Python reported and ignored is no failure of its own
+            if event is not None and tb is not None and tb.ignored and (
+                    event.cause in library.fallbacks
+                    or all(split_prefix(ln.text).rest.lstrip().startswith('File "') for ln in event.evidence)):
+                # An exception Python reported and ignored (a destructor at shutdown) is no failure of its
+                # own; its frames say only where it happened. A known message inside it still counts
+                # (DeepSpeed's op that never loaded shows first in the optimizer's destructor).
+                event = None
             if event is not None:
                 events.append(event)
                 order += 1
