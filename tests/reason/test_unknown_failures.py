@@ -151,3 +151,4 @@ def test_the_odd_rank_out_printed_an_error_of_its_own_while_the_others_timed_out
     same = b"".join(own.replace(b"rank2", b"rank%d" % r) for r in range(4))
     d = Diagnoser().diagnose(Named("all.log", steps + same + timeouts))
     assert d.primary is not None and d.primary.id != "unclassified-failure/error-lines"
+    assert "printed no error" not in d.primary.why  # it did print them, as every rank did

@@ -709,8 +709,15 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
         else:
             # Present but silent while everyone else timed out waiting for it: it hung.
             cause_id, verdict = HANG, "hang"
-            why = (f"every other rank failed waiting for rank {rank} ({first.cause}); rank {rank} printed no "
-                   f"error and stopped making progress: it hung (or died without a word)")
+            said = [n for s in ctx.scans for n in s.notable if n.line.rank == rank]
+            if said:  # it printed errors all ranks printed alike: not its own failure, but not silence
+                said_where = f"{said[0].line.path}:{said[0].line.number}"
+                why = (f"every other rank failed waiting for rank {rank} ({first.cause}); rank {rank} printed no "
+                       f"timeout of its own, only error lines the other ranks printed too (first at "
+                       f"{said_where}), and stopped making progress: it hung or died there")
+            else:
+                why = (f"every other rank failed waiting for rank {rank} ({first.cause}); rank {rank} printed no "
+                       f"error and stopped making progress: it hung (or died without a word)")
             missing.append(MissingFact(f"where rank {rank} is blocked",
                                        f"py-spy dump --pid <pid of rank {rank}>  (while it hangs)"))
     else:
