@@ -98,3 +98,9 @@ def test_a_binary_file_is_no_baseline_and_a_huge_baseline_file_is_bounded(
     b = Baseline.from_json(many, "many.baseline")
     assert len(b.templates) == MAX_TEMPLATES and b.lines == 0
     assert all(len(t) <= 1000 for t in b.templates) and min(b.templates.values()) >= 10  # the most frequent kept
+
+
+def test_a_windows_log_compares_its_own_lines_with_the_baseline() -> None:
+    crlf = BAD.read_bytes().replace(b"\n", b"\r\n")
+    d = Diagnoser(baseline=_baseline(GOOD)).diagnose(Named(BAD.name, crlf))
+    assert d.novel and d.novel[0].line.text.endswith(FAILING)

@@ -48,3 +48,12 @@ def test_the_phase_is_additive_json_and_reads_back() -> None:
     data = d.to_json()
     assert data["schema"] == "trainmedic.diagnosis/v1" and data["phase"]["name"] == "checkpoint-save"
     assert diagnosis_from_json(data).phase == d.phase
+
+
+def test_a_windows_log_keeps_its_phase_markers() -> None:
+    """CRLF: each line ends in a carriage return, which must not read as a tqdm redraw."""
+    crlf = (STEPS + SAVE + TIMEOUT).replace(b"\n", b"\r\n")
+    d = _diagnose(crlf)
+    assert d.phase is not None and d.phase.name == "checkpoint-save"
+    [scan] = Diagnoser().scan(Named("train.log", crlf))
+    assert [m.line.number for m in scan.markers] == [6]

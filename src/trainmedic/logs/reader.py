@@ -424,7 +424,7 @@ class Reader:
                 result.ranks.add(rank)
             result.last_line_rank[rank] = lineno
             if self.keep_tail:
-                kept.append(Line(path, lineno, _decode(_visible(raw, 1 << 30)[:2000]), rank, att.host))
+                kept.append(Line(path, lineno, _decode(_visible(raw, len(raw))[:2000]), rank, att.host))
         result.tail_lines = kept[-TAIL_LINES_KEEP:]
         # Each line once, whatever number of progress patterns nominate it (a line with both "epoch"
         # and "step" must not add its metric figures twice).
@@ -492,7 +492,8 @@ class Reader:
         found: list[Marker] = []
         for start in sorted(first):
             stop = tail.find(b"\n", start)
-            vis = _visible(tail[start : stop if stop >= 0 else len(tail)], 1 << 30)[:2000]
+            raw = tail[start : stop if stop >= 0 else len(tail)]
+            vis = _visible(raw, len(raw))[:2000]
             cursor_line += tail.count(b"\n", cursor, start)
             cursor = start
             confirmed = next((i for i, rx in enumerate(self.phase_compiled) if rx.search(vis)), None)
