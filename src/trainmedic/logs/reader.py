@@ -405,33 +405,22 @@ class Reader:
             return
         path = result.source.name
         # Which rank printed the last line of the input, per rank: a rank that stops early is a suspect.
-        lineno = first_line - 1
+        lines = _TailLines(tail, first_line)
         kept: list[Line] = []
-        prefixes: dict[int, Attribution] = {}  # line start -> its prefix, for the progress lines below
-        pos = 0
-        while pos < len(tail):
-            nl = tail.find(b"\n", pos)
-            stop = nl if nl >= 0 else len(tail)
-            raw = tail[pos:stop]
-            start, pos = pos, stop + 1
-            lineno += 1
+        for start, raw in lines.each():
             if not raw.strip():
                 continue
-            att = split_prefix(_decode(raw[:200]))
-            prefixes[start] = att
+            att = lines.head(start)
             rank = att.rank if att.rank is not None else file_rank
             if rank is not None:
                 result.ranks.add(rank)
-            result.last_line_rank[rank] = lineno
+            result.last_line_rank[rank] = lines.number(start)
             if self.keep_tail:
-                kept.append(Line(path, lineno, _decode(_visible(raw, len(raw))[:2000]), rank, att.host))
+                kept.append(Line(path, lines.number(start), _decode(_visible(raw, len(raw))[:2000]), rank, att.host))
         result.tail_lines = kept[-TAIL_LINES_KEEP:]
         # Each line once, whatever number of progress patterns nominate it (a line with both "epoch"
         # and "step" must not add its metric figures twice).
-        by_line: dict[int, list[tuple[int, int]]] = {}
-        for end, pid in self.progress_scanner.candidates(tail):
-            by_line.setdefault(tail.rfind(b"\n", 0, max(end - 1, 0)) + 1, []).append((end, pid))
-        cursor, cursor_line = 0, first_line
+        by_line = lines.nominated(self.progress_scanner)
         starts = sorted(by_line)
         # A verbose run prints progress on every line: its last lines per rank say where it stopped and
         # how its metrics went, so only the last PROGRESS_LINES per rank are read (a bounded cost per input).
@@ -440,16 +429,14 @@ class Reader:
             if start not in recent:
                 done = [pid for _, pid in by_line[start] if pid in _DONE_PIDS]
                 if done:
-                    stop = tail.find(b"\n", start)
-                    seg = tail[start : stop if stop >= 0 else len(tail)]
-                    if any(self.progress_compiled[pid].search(_visible(seg, len(seg))) for pid in done):
+                    raw = lines.raw(start)
+                    if any(self.progress_compiled[pid].search(_visible(raw, len(raw))) for pid in done):
                         result.done = True
                 continue
+            raw = lines.raw(start)
             kinds = []
             vis = b""
             for end, pid in sorted(by_line[start], key=lambda c: c[1]):
-                stop = tail.find(b"\n", max(end - 1, start))
-                raw = tail[start : stop if stop >= 0 else len(tail)]
                 seg = _visible(raw, end - start)
                 if self.progress_compiled[pid].search(seg):
                     kinds.append(PROGRESS[pid].kind)
@@ -460,10 +447,7 @@ class Reader:
                 result.done = True
             if "progress" not in kinds:
                 continue
-            cursor_line += tail.count(b"\n", cursor, start)
-            cursor = start
-            cached = prefixes.get(start) if b"\r" not in vis and len(vis) <= 200 else None  # whole line read
-            att = cached or split_prefix(_decode(vis))
+            att = lines.prefix(start, vis)
             rank = att.rank if att.rank is not None else file_rank
             step = None
             tq = _TQDM.search(att.rest)
@@ -475,71 +459,103 @@ class Reader:
                 step = int(sm.group(1)) if sm else None
                 result.tqdm_incomplete.pop(rank, None)
             prev = result.progress.get(rank)
-            if prev is None or prev.line <= cursor_line:
-                now = RankProgress(rank, step, path, cursor_line, att.rest.strip()[:300])
+            number = lines.number(start)
+            if prev is None or prev.line <= number:
+                now = RankProgress(rank, step, path, number, att.rest.strip()[:300])
                 result.progress[rank] = _metrics(prev, now, att.rest[:2000])
-        self._notable(tail, first_line, result, file_rank)
-        self._markers(tail, first_line, result, file_rank)
+        self._notable(lines, result, file_rank)
+        self._markers(lines, result, file_rank)
 
-    def _markers(self, tail: bytes, first_line: int, result: Found, file_rank: int | None) -> None:
+    def _markers(self, lines: _TailLines, result: Found, file_rank: int | None) -> None:
         """The tail's lines that say what the job was doing (model.Marker), the last MARKERS_KEEP."""
-        first: dict[int, int] = {}
-        for end, pid in self.phase_scanner.candidates(tail):
-            start = tail.rfind(b"\n", 0, max(end - 1, 0)) + 1
-            if start not in first or pid < first[start]:  # the most specific phase (PHASES order) wins
-                first[start] = pid
-        cursor, cursor_line = 0, first_line
         found: list[Marker] = []
-        for start in sorted(first):
-            stop = tail.find(b"\n", start)
-            raw = tail[start : stop if stop >= 0 else len(tail)]
+        for start in sorted(lines.nominated(self.phase_scanner)):
+            raw = lines.raw(start)
             vis = _visible(raw, len(raw))[:2000]
-            cursor_line += tail.count(b"\n", cursor, start)
-            cursor = start
+            # the most specific phase (PHASES order) that the line really shows
             confirmed = next((i for i, rx in enumerate(self.phase_compiled) if rx.search(vis)), None)
             if confirmed is None:
                 continue
-            text = _decode(vis)
-            att = split_prefix(text)
-            found.append(Marker(Line(result.source.name, cursor_line, text[:1000],
-                                     att.rank if att.rank is not None else file_rank, att.host, parse_time(text)),
-                                PHASES[confirmed].kind))
+            found.append(Marker(lines.line(start, vis, result.source.name, file_rank), PHASES[confirmed].kind))
         result.markers = found[-MARKERS_KEEP:]
 
-    def _notable(self, tail: bytes, first_line: int, result: Found, file_rank: int | None) -> None:
+    def _notable(self, lines: _TailLines, result: Found, file_rank: int | None) -> None:
         """The tail's lines that read as failures by their own words (model.Notable)."""
-        kinds: dict[int, set[str]] = {}
-        for end, pid in self.severity_scanner.candidates(tail):
-            start = tail.rfind(b"\n", 0, max(end - 1, 0)) + 1
-            kinds.setdefault(start, set()).add(str(pid))
-        cursor, cursor_line = 0, first_line
         warned_at = -WARNING_SPAN - 1
         found: list[Notable] = []
-        for start in sorted(kinds):
-            stop = tail.find(b"\n", start)
-            raw = tail[start : stop if stop >= 0 else len(tail)]
+        by_line = lines.nominated(self.severity_scanner)
+        for start in sorted(by_line):
+            raw = lines.raw(start)
             vis = _visible(raw, len(raw))[:2000]
-            hit = {self.severity[int(pid)].kind for pid in kinds[start] if self.severity_compiled[int(pid)].search(vis)}
-            cursor_line += tail.count(b"\n", cursor, start)
-            cursor = start
+            hit = {self.severity[pid].kind for _, pid in by_line[start] if self.severity_compiled[pid].search(vis)}
+            number = lines.number(start)
             if "fatal" in hit:
                 severity = 3
             elif "error" in hit and ("warning" not in hit or b"NCCL WARN" in vis):  # NCCL's WARN is its error
                 # A warning's message goes on for a line or two ("Failure to do this will ...").
-                if cursor_line - warned_at <= WARNING_SPAN and not _OWN_LEVEL.search(vis):
+                if number - warned_at <= WARNING_SPAN and not _OWN_LEVEL.search(vis):
                     continue
                 severity = 2
             else:
                 if "warning" in hit:
-                    warned_at = cursor_line
+                    warned_at = number
                 continue
-            text = _decode(vis)
-            att = split_prefix(text)
-            found.append(Notable(Line(result.source.name, cursor_line, text[:1000],
-                                      att.rank if att.rank is not None else file_rank, att.host,
-                                      parse_time(text)), severity))
+            found.append(Notable(lines.line(start, vis, result.source.name, file_rank), severity))
         half = NOTABLE_KEEP // 2
         result.notable = found if len(found) <= NOTABLE_KEEP else found[:half] + found[-half:]
+
+
+class _TailLines:
+    """An input's tail, indexed once: where each line starts and ends, its number and its prefix,
+    shared by the passes that read it (last lines per rank, progress, notable lines, phase markers)."""
+
+    def __init__(self, tail: bytes, first_line: int) -> None:
+        self.tail = tail
+        self._lines: dict[int, tuple[int, int]] = {}  # start -> (stop, number)
+        self._heads: dict[int, Attribution] = {}
+        pos, number = 0, first_line
+        while pos < len(tail):
+            nl = tail.find(b"\n", pos)
+            stop = nl if nl >= 0 else len(tail)
+            self._lines[pos] = (stop, number)
+            pos, number = stop + 1, number + 1
+
+    def each(self) -> Iterator[tuple[int, bytes]]:
+        for start in self._lines:
+            yield start, self.raw(start)
+
+    def raw(self, start: int) -> bytes:
+        return self.tail[start : self._lines[start][0]]
+
+    def number(self, start: int) -> int:
+        return self._lines[start][1]
+
+    def head(self, start: int) -> Attribution:
+        """The prefix read from the line's first 200 bytes, once per line."""
+        att = self._heads.get(start)
+        if att is None:
+            att = self._heads[start] = split_prefix(_decode(self.raw(start)[:200]))
+        return att
+
+    def prefix(self, start: int, seg: bytes) -> Attribution:
+        """The prefix of `seg`, the line or one carriage-return segment of it: the line's own head when
+        `seg` is the whole line and short enough for the head to have read all of it."""
+        if len(seg) == self._lines[start][0] - start and len(seg) <= 200:
+            return self.head(start)
+        return split_prefix(_decode(seg))
+
+    def nominated(self, scanner: Scanner) -> dict[int, list[tuple[int, int]]]:
+        """Line start -> the (end, pattern) candidates the scanner found on that line."""
+        by_line: dict[int, list[tuple[int, int]]] = {}
+        for end, pid in scanner.candidates(self.tail):
+            by_line.setdefault(self.tail.rfind(b"\n", 0, max(end - 1, 0)) + 1, []).append((end, pid))
+        return by_line
+
+    def line(self, start: int, vis: bytes, path: str, file_rank: int | None) -> Line:
+        text = _decode(vis)
+        att = self.prefix(start, vis)
+        return Line(path, self.number(start), text[:1000], att.rank if att.rank is not None else file_rank,
+                    att.host, parse_time(text))
 
 
 def _metrics(prev: RankProgress | None, now: RankProgress, text: str) -> RankProgress:
