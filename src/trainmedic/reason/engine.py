@@ -242,35 +242,42 @@ def reason(ctx: Context) -> Diagnosis:
         return d
     worded = {(n.line.path, n.line.number) for s in ctx.scans for n in s.notable}
     last_progress = {s.path: max((p.line for p in s.progress.values()), default=0) for s in ctx.scans}
+    found = templates.unseen(ctx.baseline, ctx.scans)
     if d.primary is not None and d.primary.evidence:
         stop: tuple[str, int] | None = (d.primary.evidence[0].path, d.primary.evidence[0].line)
     else:
-        stop = templates.onset(templates.novel_lines(ctx.baseline, ctx.scans, worded), last_progress)
-    new = tuple(templates.novel_lines(ctx.baseline, ctx.scans, worded, stop))
+        stop = templates.onset(found, last_progress)
+    new = tuple(templates.novel_lines(found, worded, stop))
     if d.verdict == "healthy":
-        after = [n for n in new if n.line.number > last_progress.get(n.line.path, 0)]
+        after = [n.line for n in new if n.line.number > last_progress.get(n.line.path, 0)]
         if not after or any(s.done for s in ctx.scans):
             return d
         # Nothing says "error", but the run stopped on lines its good run never printed, unfinished.
-        first = min(after, key=lambda n: (n.line.path, n.line.number)).line
+        first = min(after, key=lambda ln: (ln.path, ln.number))
         why = (f"no signature explains this run and nothing in it reads as an error, but it stopped on "
                f"{len(after)} kind(s) of line the baseline run never printed, without finishing; the first "
                f"is at {first.path}:{first.number}")
         # Not calibrated: no real log of the corpus was judged this way, so its evidence speaks for itself.
-        primary = _finding(ctx, ERROR_LINES, confidence_=0.4, rank=first.rank, host=first.host, time=None,
-                           evidence=templates.evidence(after[:3]), missing=_missing(ctx, ERROR_LINES), why=why,
-                           calibrate=False)
+        primary = _unknown(ctx, after[:3], first, 0.4, why, calibrate=False)
         d = replace(d, verdict="failure", primary=primary, novel=new)
         return replace(d, phase=phase.at_stop(d, ctx.scans))
     d = replace(d, novel=new)
     p = d.primary
     if p is not None and new and p.id in ctx.library.fallbacks:
         # No signature names it: what the good run never printed, nearest the stop, leads the evidence.
-        lead = templates.evidence(new[:3])
+        lead = _evidence([n.line for n in new[:3]])
         rest = tuple(e for e in p.evidence if (e.path, e.line) not in {(x.path, x.line) for x in lead})
         d = replace(d, primary=replace(p, evidence=(*lead, *rest)[:8],
                                        why=p.why + "; its first evidence lines are ones the baseline never printed"))
     return d
+
+
+def _unknown(ctx: Context, lines: Sequence[Line], first: Line, confidence_: float, why: str, *,
+             time: float | None = None, calibrate: bool = True) -> Finding:
+    """The finding for a failure no fingerprint knows (unclassified-failure/error-lines): `lines` are
+    its evidence, `first` the line that places it (its rank and host)."""
+    return _finding(ctx, ERROR_LINES, confidence_=confidence_, rank=first.rank, host=first.host, time=time,
+                    evidence=_evidence(lines), missing=_missing(ctx, ERROR_LINES), why=why, calibrate=calibrate)
 
 
 def _verdict(ctx: Context) -> Diagnosis:
@@ -376,13 +383,11 @@ def _error_lines(ctx: Context, base: Diagnosis, progress: dict[int | None, RankP
         return None
     top = notable.quoted(lines)
     first = top[0].line
-    ev = tuple(Evidence(n.line.path, n.line.number, n.line.rank, n.line.text) for n in top)
     fatal = any(n.severity >= 3 for n in top)
     why = (f"no signature explains this run; it stopped with {len(lines)} error line(s) after its last progress "
            f"and no sign that it finished; the first is at {first.path}:{first.number}"
            + (f" (rank {first.rank})" if first.rank is not None else ""))
-    primary = _finding(ctx, ERROR_LINES, confidence_=0.55 if fatal else 0.45, rank=first.rank, host=first.host,
-                       time=first.time, evidence=ev, missing=_missing(ctx, ERROR_LINES), why=why)
+    primary = _unknown(ctx, [n.line for n in top], first, 0.55 if fatal else 0.45, why, time=first.time)
     return replace(base, verdict="failure", primary=primary)
 
 
@@ -662,12 +667,10 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
         # The odd rank out: it alone printed errors of its own while every other rank only reported
         # the collateral. Its first such line is where it started.
         first_line = odd[0].line
-        ev = tuple(Evidence(n.line.path, n.line.number, n.line.rank, n.line.text[:500]) for n in notable.quoted(odd))
         why = (f"every other rank shows only collateral errors ({_first(events).cause}); rank {first_line.rank} "
                f"alone printed errors of its own, which no signature knows; the first is at "
                f"{first_line.path}:{first_line.number}")
-        primary = _finding(ctx, ERROR_LINES, confidence_=0.5, rank=first_line.rank, host=first_line.host,
-                           time=first_line.time, evidence=ev, missing=_missing(ctx, ERROR_LINES), why=why)
+        primary = _unknown(ctx, [n.line for n in notable.quoted(odd)], first_line, 0.5, why, time=first_line.time)
         coll = _collateral(sorted(events, key=lambda e: (e.path, e.line)), ERROR_LINES, exclude_rank=first_line.rank)
         return replace(base, verdict="failure", primary=primary, collateral=coll)
     suspects, kind = _suspects(ctx, events, progress)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trainmedic.model import Evidence, Line, Novel, ScanResult
+from trainmedic.model import Line, Novel, ScanResult
 
 SCHEMA = "trainmedic.baseline/v1"
 MAX_TEMPLATES = 20_000  # a baseline file holding more keeps its most frequent ones
@@ -139,15 +139,9 @@ def head_and_tail(stream: Any, size: int | None, name: str = "") -> Iterator[str
     yield from lines[1:]  # the first may be cut
 
 
-def novel_lines(baseline: Baseline, scans: Sequence[ScanResult], notable: set[tuple[str, int]],
-                stop: tuple[str, int] | None = None) -> list[Novel]:
-    """The failing run's tail lines whose template the baseline never saw, best first.
-
-    What counts: sitting close to where the run stopped (`stop`: the input and line of the failure,
-    else the first new line after the input's progress), just before it rather than after (the
-    lead-up, not the teardown), being rare in the failing run and being worded as a failure
-    (`notable`: (input, line) pairs). A traceback's frames are structure, not news: only its
-    exception line is compared."""
+def unseen(baseline: Baseline, scans: Sequence[ScanResult]) -> list[tuple[Line, str]]:
+    """The failing run's tail lines whose template the baseline never saw, with their cleaned text.
+    A traceback's frames are structure, not news: only its exception line is compared."""
     known = baseline.matcher()
     found: list[tuple[Line, str]] = []
     for s in scans:
@@ -156,9 +150,19 @@ def novel_lines(baseline: Baseline, scans: Sequence[ScanResult], notable: set[tu
             if any(a <= ln.number <= b for a, b in frames):
                 continue
             text = _clean(ln.text)
-            if not text or known.match(text, full_search_strategy="fallback") is not None:
-                continue
-            found.append((ln, text))
+            if text and known.match(text, full_search_strategy="fallback") is None:
+                found.append((ln, text))
+    return found
+
+
+def novel_lines(found: Sequence[tuple[Line, str]], notable: set[tuple[str, int]],
+                stop: tuple[str, int] | None = None) -> list[Novel]:
+    """The `unseen` lines ranked, best first, one per template.
+
+    What counts: sitting close to where the run stopped (`stop`: the input and line of the failure,
+    else the first new line after the input's progress), just before it rather than after (the
+    lead-up, not the teardown), being rare in the failing run and being worded as a failure
+    (`notable`: (input, line) pairs)."""
     if not found:
         return []
     mined = _miner()
@@ -177,12 +181,8 @@ def novel_lines(baseline: Baseline, scans: Sequence[ScanResult], notable: set[tu
     return list(firsts.values())[:QUOTED]
 
 
-def onset(novel: Sequence[Novel], progress: dict[str, int]) -> tuple[str, int] | None:
+def onset(found: Sequence[tuple[Line, str]], progress: dict[str, int]) -> tuple[str, int] | None:
     """The first new line after its input's last progress line: where the trouble began."""
-    after = [n.line for n in novel if n.line.number > progress.get(n.line.path, 0)]
+    after = [ln for ln, _ in found if ln.number > progress.get(ln.path, 0)]
     first = min(after, key=lambda ln: (ln.path, ln.number), default=None)
     return (first.path, first.number) if first is not None else None
-
-
-def evidence(novel: Sequence[Novel]) -> tuple[Evidence, ...]:
-    return tuple(Evidence(n.line.path, n.line.number, n.line.rank, n.line.text[:500]) for n in novel)
