@@ -24,16 +24,21 @@ def template(text: str) -> str:
     return _VARYING.sub("#", _RANK_PREFIX.sub("", text.strip()))[:200]
 
 
+def _own(s: ScanResult) -> list[Notable]:
+    """The input's notable lines outside its tracebacks: a traceback is read by the traceback rules,
+    which know an exception Python ignored (CPython's "Exception ignored in: ..." before it) from one
+    that ended the run."""
+    inside = [(t.first_line, t.last_line) for t in s.tracebacks if t.path == s.path]
+    return [n for n in s.notable if not any(a <= n.line.number <= b for a, b in inside)]
+
+
 def after_progress(scans: Sequence[ScanResult], progress: dict[int | None, RankProgress]) -> list[Notable]:
     """Notable lines that no progress of their rank (or, unranked, of their file) follows, in order."""
     out: list[Notable] = []
     for s in scans:
         last_any = max((p.line for p in progress.values() if p.path == s.path), default=0)
-        # A traceback is read by the traceback rules, which know an exception Python ignored (CPython's
-        # "Exception ignored in: ..." before it) from one that ended the run.
-        inside = [(t.first_line, t.last_line) for t in s.tracebacks if t.path == s.path]
-        for n in s.notable:
-            if any(a <= n.line.number <= b for a, b in inside) or _IGNORED in n.line.text:
+        for n in _own(s):
+            if _IGNORED in n.line.text:
                 continue
             mine = progress.get(n.line.rank) if n.line.rank is not None else None
             last = mine.line if mine is not None and mine.path == s.path else last_any
@@ -67,9 +72,7 @@ def odd_rank_out(scans: Sequence[ScanResult], collateral_lines: set[tuple[str, i
     def collateral(n: Notable) -> bool:  # a collateral line, or the rest of its message (its "Last error:")
         return any((n.line.path, n.line.number - k) in collateral_lines for k in range(SAME_MESSAGE + 1))
 
-    lines = [n for s in scans for n in s.notable
-             if n.line.rank is not None and not collateral(n)
-             and not any(t.first_line <= n.line.number <= t.last_line for t in s.tracebacks if t.path == s.path)]
+    lines = [n for s in scans for n in _own(s) if n.line.rank is not None and not collateral(n)]
     ranks_seen = {r for s in scans for r in s.last_line_rank if r is not None}
     if len(ranks_seen) < 2:
         return []
