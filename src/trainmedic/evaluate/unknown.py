@@ -55,7 +55,6 @@ class Probe:
     log: bytes
     rank: int | None  # the initiating rank when known
     lines: frozenset[int]  # the line numbers of the full diagnosis's evidence (the failure's own lines)
-    multi_rank: bool
 
 
 @dataclass(frozen=True)
@@ -83,42 +82,26 @@ def _diagnose(diagnoser: Diagnoser, log: bytes) -> Diagnosis | None:
 
 def probes(cases: Iterable[Case], lab: Path | None, diagnoser: Diagnoser) -> list[Probe]:
     """Cases the full library gets right, with the entry that explains them: real logs, then lab captures."""
-    out: list[Probe] = []
-    for case in cases:
-        label = case.label
-        if label.verdict == "healthy" or label.id is None or label.new:
-            continue
-        entry = label.id.split("/")[0]
-        if entry in KEPT:
-            continue
-        log = case.log.encode("utf-8")
-        d = _diagnose(diagnoser, log)
-        if d is None or d.primary is None or d.primary.id != label.id:
-            continue
-        out.append(Probe(case.id, "corpus", entry, log, label.rank,
-                         frozenset(e.line for e in d.primary.evidence if e.line), _multi_rank(d)))
+    found = [_probe(case.id, "corpus", case.label.id, case.log.encode("utf-8"), case.label.rank, diagnoser)
+             for case in cases if case.label.verdict != "healthy" and case.label.id and not case.label.new]
     if lab is not None and (lab / "manifest.json").is_file():
         for cap in json.loads((lab / "manifest.json").read_text(encoding="utf-8")):
             ident = cap.get("expected_id")
-            if not ident or cap.get("expected_verdict") == "healthy" or len(cap.get("files", ())) != 1:
-                continue
-            entry = ident.split("/")[0]
-            if entry in KEPT:
-                continue
-            log = (lab / cap["files"][0]).read_bytes()
-            d = _diagnose(diagnoser, log)
-            if d is None or d.primary is None or d.primary.id != ident:
-                continue
-            out.append(Probe(cap["case"], "lab", entry, log, cap.get("expected_rank"),
-                             frozenset(e.line for e in d.primary.evidence if e.line), _multi_rank(d)))
-    return out
+            if ident and cap.get("expected_verdict") != "healthy" and len(cap.get("files", ())) == 1:
+                found.append(_probe(cap["case"], "lab", ident, (lab / cap["files"][0]).read_bytes(),
+                                    cap.get("expected_rank"), diagnoser))
+    return [p for p in found if p is not None]
 
 
-def _multi_rank(d: Diagnosis) -> bool:
-    ranks = {c.rank for c in d.collateral if c.rank is not None}
-    if d.primary is not None and d.primary.rank is not None:
-        ranks.add(d.primary.rank)
-    return len(ranks) > 1
+def _probe(name: str, source: str, ident: str, log: bytes, rank: int | None, diagnoser: Diagnoser) -> Probe | None:
+    """A probe when the full library names `ident` for this log and its entry may be removed."""
+    entry = ident.partition("/")[0]
+    if entry in KEPT:
+        return None
+    d = _diagnose(diagnoser, log)
+    if d is None or d.primary is None or d.primary.id != ident:
+        return None
+    return Probe(name, source, entry, log, rank, frozenset(e.line for e in d.primary.evidence if e.line))
 
 
 def run(found: Sequence[Probe], library: Library) -> list[Result]:
