@@ -265,7 +265,8 @@ class Finding:
             "evidence": [e.to_json() for e in self.evidence],
             "fix": list(self.fix),
             "verify": list(self.verify),
-            "missing": [{"fact": m.fact, "command": m.command} for m in self.missing],
+            "missing": [{"fact": m.fact, "command": m.command, **({"topic": m.topic} if m.topic else {})}
+                        for m in self.missing],
         }
 
 
@@ -348,6 +349,7 @@ class SummaryRecord:
     root_cause: bool
     path: str
     line: int
+    time: float | None = None  # its `time :` field: when the launcher saw the rank fail
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@ rank, the collateral ranks, the fix and the missing facts."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -16,9 +17,46 @@ def test_text_report_names_the_initiating_and_collateral_ranks() -> None:
     assert res.code == 1
     assert "dataloader-worker-failure/worker-killed" in res.out
     assert "rank 2" in res.out.splitlines()[1]
+    collateral = res.out[res.out.index("\nCollateral"):]
+    assert "ranks 1, 3: gloo pair closed by the peer (cascade)" in collateral
+    assert "ranks 0, 1, 3: surviving workers terminated by the launcher (teardown)" in collateral
+    assert "To decide it" in res.out and "--dmesg dmesg.txt" in res.out
+
+
+def test_the_demo_report_fits_25_lines_at_80_columns_and_says_each_command_once() -> None:
+    from trainmedic.api import diagnose
+    from trainmedic.report.text import lines
+
+    d = diagnose(EXAMPLE)
+    shown = [t.plain for t in lines(d, 80)]
+    assert len(shown) <= 25
+    text = "\n".join(shown)
+    verify = d.primary.verify[0] if d.primary else ""
+    assert verify and text.count(verify) == 1  # the first missing fact is that command: named, not repeated
+    for m in d.primary.missing if d.primary else ():
+        assert text.count(m.command) == 1
+    assert "2026-11-29 17:18:17 UTC" in shown[2]  # torchrun's summary time for the failing rank
+    assert "at step 3" in shown[2]
+    # A fix step that points to another cause names the id `trainmedic explain` takes.
+    assert "follow dataloader-worker-failure/worker-oom" in text.replace("\n     ", " ")
+    # Wrapped lines keep their indent; a command is never split across lines.
+    for line in shown:
+        if len(line) > 80:
+            assert line.lstrip().startswith("$ "), line
+    cat = next(m.command for m in d.primary.missing if m.command.startswith("cat ")) if d.primary else ""
+    assert any(line.strip() == f"$ {cat}" for line in shown)
+    for prev, line in itertools.pairwise(shown):
+        if prev.startswith("  1. ") and not line.lstrip().startswith(("2.", "(+")):
+            assert line.startswith("     ")  # a fix step's continuation sits under its text
+
+
+def test_verbose_keeps_every_detail() -> None:
+    full = run_cli("diagnose", EXAMPLE, "--verbose")
+    assert "Missing facts" in full.out and "Alternatives" in full.out
     for rank in (0, 1, 3):
-        assert f"  rank {rank}: " in res.out
-    assert "Missing facts" in res.out and "dmesg" in res.out
+        assert f"  rank {rank}: " in full.out
+    short = run_cli("diagnose", EXAMPLE)
+    assert len(short.out.splitlines()) < len(full.out.splitlines())
 
 
 def test_markdown_report_is_a_ticket() -> None:

@@ -232,5 +232,5 @@ def test_a_long_list_of_ranks_is_summarised() -> None:
 
     d = Diagnoser().diagnose(Named("job.log", _timeouts(1024, range(400))))
     assert d.primary is not None and "ranks 400-1023" in d.primary.why and len(d.primary.why) < 300
-    assert rank_ranges([0, 1, 2, 3, 7, 9, 10]) == "0-3, 7, 9-10"
+    assert rank_ranges([0, 1, 2, 3, 7, 9, 10]) == "0-3, 7, 9, 10"
     assert rank_ranges(range(0, 100, 2), limit=3).endswith("… (50 ranks)")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from trainmedic.catalog import Library
 from trainmedic.cli.env import Env
-from trainmedic.cli.options import add_format_options, add_library_option, chosen_format, open_library
+from trainmedic.cli.options import add_format_options, add_library_option, chosen_format, colored, open_library
 from trainmedic.model import ExitCode, Fact
 
 PROGRESS_THRESHOLD = 50 << 20
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace, env: Env) -> int:
         env.error(str(exc))
         return ExitCode.USAGE
     env.pending_exit = ExitCode.HEALTHY if diagnosis.verdict == "healthy" else ExitCode.FOUND
-    FORMATS[fmt](diagnosis, env.stdout, env.stdout_isatty and fmt == "text")
+    FORMATS[fmt](diagnosis, env.stdout, colored(fmt, env.stdout_isatty))
     env.stdout.flush()
     return env.pending_exit
 

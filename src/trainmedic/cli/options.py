@@ -14,11 +14,19 @@ def add_format_options(p: argparse.ArgumentParser, *, json_help: str, format_hel
     """`--json` and `--format`; the formats are the report registry's (`trainmedic.report.FORMATS`)."""
     p.add_argument("--json", action="store_true", help=json_help)
     p.add_argument("--format", choices=tuple(FORMATS), default=None, help=format_help)
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="the full text report: every evidence line, fix step, alternative and collateral line")
 
 
 def chosen_format(args: argparse.Namespace) -> str:
-    """`--json` wins over `--format`; neither means the text report."""
-    return "json" if args.json else (args.format or DEFAULT_FORMAT)
+    """`--json` wins over `--format`; neither means the text report (`--verbose`: the full one)."""
+    fmt = "json" if args.json else (args.format or DEFAULT_FORMAT)
+    return "verbose" if fmt == DEFAULT_FORMAT and getattr(args, "verbose", False) else fmt
+
+
+def colored(fmt: str, isatty: bool) -> bool:
+    """Colour only for a terminal reading one of the text reports."""
+    return isatty and fmt in ("text", "verbose")
 
 
 def add_library_option(p: argparse.ArgumentParser, help_text: str = argparse.SUPPRESS,

@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 
 from trainmedic.cli.env import Env
-from trainmedic.cli.options import add_format_options, add_library_option, chosen_format, open_library
+from trainmedic.cli.options import add_format_options, add_library_option, chosen_format, colored, open_library
 from trainmedic.model import ExitCode
 
 
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace, env: Env) -> int:
         except InputError as exc:
             env.error(str(exc))
             return ExitCode.USAGE
-        FORMATS[fmt](diagnosis, env.stdout, env.stdout_isatty and fmt == "text")
+        FORMATS[fmt](diagnosis, env.stdout, colored(fmt, env.stdout_isatty))
         env.stdout.flush()
         if args.report is not None:
             from trainmedic.report.jsonout import write_file

@@ -396,6 +396,7 @@ class Reader:
             root_cause=root,
             path=path,
             line=lineno,
+            time=parse_time(fields["time"]) if "time" in fields else None,
         )
 
     # ------------------------------------------------------------ tail: progress per rank

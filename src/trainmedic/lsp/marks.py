@@ -19,6 +19,7 @@ from urllib.parse import quote, unquote, urlparse
 from trainmedic.catalog import Library
 from trainmedic.logs.blocks import strip_ansi
 from trainmedic.model import Cause, Collateral, Diagnosis, Finding
+from trainmedic.report.common import feedback
 from trainmedic.util.text import code_fence, rank_label, rank_suffix
 
 if TYPE_CHECKING:
@@ -160,6 +161,9 @@ def _finding_hover(d: Diagnosis, p: Finding, cause: Cause | None) -> str:
     parts += _fix_and_verify(p, "Fix")
     if p.missing:
         parts.append("**Missing facts**\n\n" + "\n".join(f"- {m.fact}: `{m.command}`" for m in p.missing))
+        back = feedback([m.topic for m in p.missing if m.topic], "cli")
+        if back:
+            parts.append(back)
     if d.alternatives:
         parts.append("**Alternatives**\n\n" + "\n".join(
             f"- `{a.id}` ({a.confidence:.0%})" for a in d.alternatives[:4]))
@@ -213,8 +217,11 @@ def build_marks(d: Diagnosis, name: str, library: Library) -> tuple[Mark, ...]:
     if seen:
         first = min(seen)
         for m in p.missing:
+            # The quick fixes copy the command that gets the fact, then the one that hands it back.
+            back = tuple(c for c in feedback([m.topic], "cli").split("`")[1::2] if not c.startswith("-")) \
+                if m.topic else ()
             marks.append(Mark(first, "missing", "hint", p.id, f"missing fact: {m.fact} — run: {m.command}",
-                              hover, (m.command, *p.verify), (p.id,)))
+                              hover, (m.command, *back, *p.verify), (p.id,)))
     where, related = _where(p, name)
     for c in d.collateral:
         if c.path != name:

@@ -170,6 +170,9 @@ def _finding(ctx: Context, cause_id: str, *, confidence_: float, rank: int | Non
     assert cause is not None
     if calibrate:
         confidence_ = ctx.library.calibrated(cause_id, confidence_)
+    if time is None and rank is not None:
+        # The line itself has no clock: the launcher's failure record for the rank has one.
+        time = next((r.time for s in ctx.scans for r in s.summaries if r.rank == rank and r.time is not None), None)
     return Finding(
         id=cause_id,
         title=f"{entry.title}: {cause.title}",
@@ -182,8 +185,14 @@ def _finding(ctx: Context, cause_id: str, *, confidence_: float, rank: int | Non
         fix=cause.fix,
         verify=cause.verify,
         missing=missing,
-        why=why,
+        why=sentence(why),
     )
+
+
+def sentence(why: str) -> str:
+    """Reasons are written as clauses joined by "; ": shown, they read as one sentence."""
+    why = why.strip().rstrip(".;")
+    return why[:1].upper() + why[1:] + "." if why else ""
 
 
 def _where(e: Event) -> str:
@@ -267,8 +276,8 @@ def reason(ctx: Context) -> Diagnosis:
         # No signature names it: what the good run never printed, nearest the stop, leads the evidence.
         lead = _evidence([n.line for n in new[:3]])
         rest = tuple(e for e in p.evidence if (e.path, e.line) not in {(x.path, x.line) for x in lead})
-        d = replace(d, primary=replace(p, evidence=(*lead, *rest)[:8],
-                                       why=p.why + "; its first evidence lines are ones the baseline never printed"))
+        why = sentence(p.why.rstrip(".") + "; its first evidence lines are ones the baseline never printed")
+        d = replace(d, primary=replace(p, evidence=(*lead, *rest)[:8], why=why))
     return d
 
 
@@ -540,20 +549,21 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
         evidence_lines.extend(m.line for m in supporting[:2] if m.line not in evidence_lines)
     adj = machine.adjust(first.cause, conf, ctx.facts)
     conf = adj.confidence
-    why_parts = [f"first initiating failure, at {_where(first)}"]
+    why_parts = [f"rank {first.rank} failed first" if first.rank is not None
+                 else "it is the first failure the log shows"]
     if is_confirmed:
-        why_parts.append("confirmed by a kernel OOM-killer record for the same process")
+        why_parts.append("a kernel OOM-killer record names the same process")
     if cgroup_ooms and first.cause in kills.values() and not is_confirmed:
         why_parts.append(f"the cgroup counted {cgroup_ooms} OOM kill(s) (memory.events)")
     why_parts.extend(adj.notes)
     if first.ambiguous and not is_confirmed:
-        why_parts.append("this signal alone cannot say why; see the missing facts")
+        why_parts.append("the log alone cannot say why")
     coll = _collateral(sorted(also_collateral + collateral_events, key=lambda e: (e.path, e.line)), first.cause,
                        exclude_rank=first.rank)
     if coll:
         ranks = sorted({c.rank for c in coll if c.rank is not None})
-        why_parts.append(f"it explains {len(coll)} collateral failure(s)"
-                         + (f" on rank(s) {rank_ranges(ranks)}" if ranks else ""))
+        on = (f" on rank {ranks[0]}" if len(ranks) == 1 else f" on ranks {rank_ranges(ranks)}") if ranks else ""
+        why_parts.append(f"the {len(coll)} later failure{'s' if len(coll) != 1 else ''}{on} followed from it")
     missing = _missing(ctx, first.cause) if (first.ambiguous and not is_confirmed) or conf < 0.8 else ()
     host = first.host or next((r.host for s in ctx.scans for r in s.summaries if r.rank == first.rank and r.host), None)
     primary = _finding(ctx, first.cause, confidence_=conf, rank=first.rank, host=host, time=first.time,

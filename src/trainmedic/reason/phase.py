@@ -81,6 +81,8 @@ def at_stop(d: Diagnosis, scans: Sequence[ScanResult]) -> Phase | None:
     summary = f"stopped during {LABELS[name]}"
     if step is not None:
         summary += f" at step {step:,}"
+        if last is not None and last.rank is not None:
+            summary += f" on rank {last.rank}"
     elif last is not None:
         summary += " (no step number in its progress lines)"
     if since is not None:

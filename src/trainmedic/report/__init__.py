@@ -19,6 +19,7 @@ Renderer = Callable[[Diagnosis, TextIO, bool], None]
 # format name -> the module that renders it (imported on first use: rich costs time to load)
 _MODULES = {
     "text": "trainmedic.report.text",
+    "verbose": "trainmedic.report.verbose",
     "json": "trainmedic.report.jsonout",
     "markdown": "trainmedic.report.markdown",
 }

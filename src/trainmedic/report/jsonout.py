@@ -58,7 +58,7 @@ def _finding(p: Mapping[str, Any]) -> Finding:
         evidence=tuple(Evidence(e["path"], e["line"], e.get("rank"), e.get("text", "")) for e in p.get("evidence", [])),
         fix=tuple(p.get("fix", [])),
         verify=tuple(p.get("verify", [])),
-        missing=tuple(MissingFact(m["fact"], m["command"]) for m in p.get("missing", [])),
+        missing=tuple(MissingFact(m["fact"], m["command"], m.get("topic")) for m in p.get("missing", [])),
         why=p.get("why", ""),
     )
 

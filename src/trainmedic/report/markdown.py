@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from trainmedic.model import Diagnosis
-from trainmedic.report.common import HEADLINES, collateral_by_rank, where
+from trainmedic.report.common import HEADLINES, collateral_by_rank, feedback, where
 from trainmedic.util.text import code_fence, md_inline, printable, rank_label
 
 
@@ -32,6 +32,9 @@ def render(d: Diagnosis, out: TextIO, _color: bool = False) -> None:
             w("### Verify\n\n" + code_fence("\n".join(p.verify)) + "\n\n")
         if p.missing:
             w("### Missing facts\n\n" + "".join(f"- {m.fact}: `{m.command}`\n" for m in p.missing) + "\n")
+            back = feedback([m.topic for m in p.missing if m.topic], "cli")
+            if back:
+                w(back + "\n\n")
     used = [f for f in d.facts if f.effect]
     if used:
         w("### Machine facts used\n\n" + "".join(

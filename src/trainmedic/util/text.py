@@ -60,7 +60,8 @@ def md_inline(text: str) -> str:
 
 
 def rank_ranges(ranks: list[int] | tuple[int, ...] | set[int], limit: int = 20) -> str:
-    """`0-3, 7, 400-1023`: runs of consecutive ranks folded, at most `limit` pieces, then `… (N ranks)`."""
+    """`0-3, 7, 9, 10, 400-1023`: runs of three or more consecutive ranks folded, at most `limit`
+    pieces, then `… (N ranks)`."""
     ordered = sorted(set(ranks))
     pieces: list[str] = []
     i = 0
@@ -68,7 +69,10 @@ def rank_ranges(ranks: list[int] | tuple[int, ...] | set[int], limit: int = 20) 
         j = i
         while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
             j += 1
-        pieces.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
+        if j - i >= 2:
+            pieces.append(f"{ordered[i]}-{ordered[j]}")
+        else:
+            pieces.extend(str(r) for r in ordered[i:j + 1])
         i = j + 1
     if len(pieces) > limit:
         return ", ".join(pieces[:limit]) + f", … ({len(ordered)} ranks)"

@@ -256,6 +256,26 @@ def _inline(text: str) -> Markup:
     return Markup("").join(Markup("<code>{}</code>").format(p) if i % 2 else escape(p) for i, p in enumerate(parts))
 
 
+def _fix_step(text: str) -> Markup:
+    """A fix step: as `_inline`, and each library id it names (a step pointing to another cause)
+    linked to that cause's page."""
+    from trainmedic.report.common import library_ids, references
+
+    ids = library_ids()
+    out = Markup("")
+    for i, part in enumerate(str(text).split("`")):
+        if i % 2:
+            out += Markup("<code>{}</code>").format(part)
+            continue
+        at = 0
+        for start, end, ref in references(part, ids):
+            out += escape(part[at:start]) + Markup('<a href="{}"><code>{}</code></a>').format(
+                encyclopedia.entry_url(ref), ref)
+            at = end
+        out += escape(part[at:])
+    return out
+
+
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("trainmedic.web", "templates"),
@@ -265,6 +285,7 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters["inline"] = _inline
+    env.filters["fix_step"] = _fix_step
     env.filters["human_bytes"] = human_bytes
     env.filters["entry_url"] = encyclopedia.entry_url
     env.filters["lane_label"] = timeline.lane_label

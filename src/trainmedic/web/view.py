@@ -10,6 +10,7 @@ from typing import Any
 
 from trainmedic.catalog import Library
 from trainmedic.report import rendered
+from trainmedic.report.common import feedback
 from trainmedic.report.jsonout import diagnosis_from_json
 from trainmedic.web.encyclopedia import cause_role, cause_title, entry_url
 from trainmedic.web.store import Record, iso
@@ -53,6 +54,8 @@ def diagnosis_view(rec: Record, library: Library) -> dict[str, Any]:
             "url": entry_url(p["id"]),
             "confidence_pct": round(100 * float(p.get("confidence", 0))),
             "rank_label": lane_label(p.get("rank")),
+            # How to hand the facts the logs lack back: the same words for each topic as the CLI's.
+            "feedback": feedback([m["topic"] for m in p.get("missing", []) if m.get("topic")], "web"),
         }
     # The timeline's marks carry each collateral line's text as sent; the stored diagnosis does not.
     texts = {(m["path"], m["line"]): m.get("text", "") for m in marks}
