@@ -48,6 +48,9 @@ class Library:
     calibration: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     # (raw confidence, share right) points of a monotone map fitted on the same split (isotonic).
     raw_map: tuple[tuple[float, float], ...] = ()
+    # cause -> how many dev cases of the real-log corpus it is the answer of: when the log cannot tell
+    # competing causes apart, the likelier one in real logs is offered first.
+    priors: Mapping[str, int] = field(default_factory=dict)
 
     def calibrated(self, cause_id: str, raw: float) -> float:
         """P(the primary is the root cause). The evidence's own estimate is first mapped to how often
@@ -167,10 +170,13 @@ def _check_links(entries: list[Entry]) -> None:
                     raise LibraryError(f"{c.full_id}: competes with unknown cause {comp!r}")
             if c.needs_context and c.otherwise is None:
                 raise LibraryError(f"{c.full_id}: needs_context needs `otherwise`, the cause it is without it")
+            if c.bottomed_as and c.scale_floor is None:
+                raise LibraryError(f"{c.full_id}: bottomed_as reads the scales its warnings name: needs scale_floor")
             if c.otherwise_context and not c.needs_context:
                 raise LibraryError(f"{c.full_id}: otherwise_context only refines needs_context")
             for key, target in (("confirmed_as", c.confirmed_as), ("in_worker", c.in_worker),
-                                ("otherwise", c.otherwise), ("stranded_as", c.stranded_as)):
+                                ("otherwise", c.otherwise), ("stranded_as", c.stranded_as),
+                                ("bottomed_as", c.bottomed_as)):
                 if target is not None and target not in causes:
                     raise LibraryError(f"{c.full_id}: {key} names unknown cause {target!r}")
         cids = [c.id for c in e.causes]
@@ -211,8 +217,8 @@ def _load(root: Path) -> Library:
     entries = [load_entry(p) for p in paths]
     _check_links(entries)
     measured = _calibration_yaml(calibration_bytes)
-    lib = Library(tuple(entries), _calibration(measured, {c.full_id for e in entries for c in e.causes}),
-                  _raw_map(measured))
+    known = {c.full_id for e in entries for c in e.causes}
+    lib = Library(tuple(entries), _calibration(measured, known), _raw_map(measured), _priors(measured, known))
     cache.write("library", key, pickle.dumps(lib, protocol=pickle.HIGHEST_PROTOCOL))
     return lib
 
@@ -270,6 +276,17 @@ def _calibration(measured: dict[str, object], known: set[str]) -> dict[str, tupl
             raise LibraryError(f"{CALIBRATION}: unknown cause {cause!r}")
         out[cause] = (counts[0], counts[1])
     return out
+
+
+def _priors(measured: dict[str, object], known: set[str]) -> dict[str, int]:
+    """`cause: N` lines: how often each cause is the answer on the dev split."""
+    truths = measured.get("truths") or {}
+    if not isinstance(truths, dict) or not all(isinstance(n, int) and n >= 0 for n in truths.values()):
+        raise LibraryError(f"{CALIBRATION}: `truths` must map cause ids to counts")
+    unknown = sorted(set(truths) - known)
+    if unknown:
+        raise LibraryError(f"{CALIBRATION}: unknown cause {unknown[0]!r}")
+    return {str(k): int(v) for k, v in truths.items()}
 
 
 def forget() -> None:

@@ -74,6 +74,9 @@ class Cause:
     fallback: bool = False  # stands for a failure no signature knows: leads only when nothing else does
     tail_only: bool = False  # its words are read over each input's tail only, into notable lines
     scale_floor: float | None = None  # its warnings are a failure once the loss scale they name falls this low
+    # Its warnings say the scale could not be lowered ("Attempted loss scale: 1, reducing to 1"): the
+    # scaler sits at its minimum, which is `bottomed_as`.
+    bottomed_as: str | None = None
     stranded_as: str | None = None  # an OOM whose own figures show more cached-but-free memory than it asked for
     data_wait_share: float | None = None  # metric lines where waiting for data takes this share of step time
     loss_jump: float | None = None  # a loss this many times the rank's earlier minimum, still there at the end

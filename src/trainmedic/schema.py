@@ -129,6 +129,7 @@ class CauseSpec(_Strict):
     in_worker: str | None = None
     fallback: bool = False
     scale_floor: float | None = None
+    bottomed_as: str | None = None
     stranded_as: str | None = None
     data_wait_share: float | None = Field(default=None, gt=0.0, lt=1.0)
     loss_jump: float | None = Field(default=None, gt=1.0)
@@ -208,6 +209,7 @@ def _to_entry(spec: EntrySpec, source: str) -> Entry:
             in_worker=c.in_worker,
             fallback=c.fallback,
             scale_floor=c.scale_floor,
+            bottomed_as=c.bottomed_as,
             stranded_as=c.stranded_as,
             data_wait_share=c.data_wait_share,
             loss_jump=c.loss_jump,

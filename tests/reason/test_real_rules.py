@@ -297,3 +297,34 @@ def test_frames_of_an_exception_python_ignored_are_no_failure_but_a_known_messag
 def test_a_workers_own_traceback_through_its_loop_is_the_datasets_exception() -> None:
     d = _diagnose("more4-pytorch-h5py-multiworker-keyerror")  # torch 0.4: dataloader.py's _worker_loop
     assert d.primary is not None and d.primary.id == "dataloader-worker-failure/getitem-exception"
+
+
+@pytest.mark.parametrize(("case_id", "cause"), [
+    # DeepSpeed at its min_loss_scale: "Attempted loss scale: 1, reducing to 1" on every step.
+    ("more5a-t5-11b-deepspeed-scale-stuck-at-1", "grad-scaler-overflow/min-loss-scale"),
+    # fairseq's "setting loss scale to: 0.000244...": a halving or two from its 1e-4 floor.
+    ("more5a-fairseq-backtranslation-min-loss-scale", "grad-scaler-overflow/min-loss-scale"),
+    # NaN in plain metric lines: nanoGPT's "loss nan," and a logger's "Loss nan (nan)".
+    ("more5a-nanogpt-fp16-v100-nan-after-iter3000", "nan-loss/nonfinite-loss"),
+    ("more5a-gaze-lr-too-high-loss-nan", "nan-loss/nonfinite-loss"),
+    # "1337 Loss : 35551447.3009": a line that reports the loss is a progress line, so the jump is read.
+    ("more5a-audio-diffusion-loss-explodes-epoch1336", "loss-spike/spike-detected"),
+    # the deepspeed launcher's ssh pre-check of the hostfile, old and new wording
+    ("more5b-ds-eva-hostfile-placeholder-node-0", "deepspeed-failure/multinode-launch-failure"),
+])
+def test_metric_and_launcher_wordings_across_versions(case_id: str, cause: str) -> None:
+    d = _diagnose(case_id)
+    assert d.primary is not None and d.primary.id == cause, d.primary
+
+
+def test_a_nan_eval_loss_while_training_goes_on_is_a_warning() -> None:
+    d = _diagnose("more5a-healthy-llm2vec-mntp-eval-loss-nan")
+    assert d.verdict == "healthy" and any("a warning alone is not a failure" in n for n in d.notes)
+
+
+def test_an_apex_scale_that_keeps_falling_is_not_a_scaler_at_its_minimum() -> None:
+    ds = "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: {}, reducing to {}"
+    stuck = Diagnoser().diagnose("\n".join([ds.format(2, 1), ds.format(1, 1), ds.format(1, 1)]).encode())
+    assert stuck.primary is not None and stuck.primary.id == "grad-scaler-overflow/min-loss-scale"
+    falling = Diagnoser().diagnose("\n".join([ds.format(4, 2), ds.format(2, 1)]).encode())
+    assert falling.primary is not None and falling.primary.id == "grad-scaler-overflow/repeated-overflow"

@@ -7,7 +7,7 @@ unclassified failure: naming a known cause for it is wrong, calling it healthy i
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -106,6 +106,11 @@ def calibrate(dev: Sequence[Case]) -> Path:
              "# real-log corpus, was the answer the public thread arrived at.",
              "causes:"]
     lines += [f"  {cause}: [{n}, {r}]" for cause, (n, r) in sorted(counts.items())]
+    known = set(library.cause_ids)
+    truths = Counter(c.label.id for c in dev if c.label.id in known and not c.label.new)
+    lines += ["# cause: N - how many dev cases it is the answer of (the prior that orders competing causes)",
+              "truths:"]
+    lines += [f"  {cause}: {n}" for cause, n in sorted(truths.items())]
     lines += ["# raw confidence -> share of answers that sure that were right (isotonic fit, any cause)",
               "raw_map:"]
     lines += [f"  - [{x:.4f}, {y:.4f}]" for x, y in isotonic(pairs)]

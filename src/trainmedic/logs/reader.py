@@ -57,7 +57,8 @@ _NUM = r"(\d{1,12}(?:\.\d{1,12})?)"
 _DATA_TIME = re.compile(r"\bdata_time[:=] ?" + _NUM)
 _STEP_TIME = re.compile(r"(?<![\w.])time[:=] ?" + _NUM)
 _METERS = re.compile(r"\bTime +" + _NUM + r" \( *[0-9.]{1,20}\)[ \t]+Data +" + _NUM + r" \(")
-_LOSS = re.compile(r"(?<![\w.'])'?loss'?[:=] ?" + _NUM[:-1] + r"(?:e[+-]?\d{1,3})?)")
+# "loss: 0.41", "loss=0.41", "Loss : 0.0482", nanoGPT's "loss 3.9883,", AverageMeter's "Loss 6.93 (6.84)"
+_LOSS = re.compile(r"(?<![\w.'])'?[Ll]oss'?(?: ?[:=] ?| )" + _NUM[:-1] + r"(?:e[+-]?\d{1,3})?)")
 
 
 @dataclass

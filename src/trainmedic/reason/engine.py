@@ -332,6 +332,7 @@ def _verdict(ctx: Context) -> Diagnosis:
 
     # A warning (a tokenizers fork notice, an fp16 overflow that skipped a step) is context, never a
     # failure alone, unless it shows the pattern that makes it one (the loss scale collapsing).
+    initiating = _bottomed(ctx.library, initiating)
     warned = [e for e in initiating if e.warning and not _scale_collapsed(ctx, e)]
     if warned:
         initiating = [e for e in initiating if e not in warned]
@@ -404,7 +405,7 @@ def _error_lines(ctx: Context, base: Diagnosis, progress: dict[int | None, RankP
 # loss scale to 1e-205" (apex), "setting scale to 0.5" (fairseq), "from 65536 to 32768".
 # Not "Reducing hysteresis to 1".
 SCALE_IN_TEXT = re.compile(
-    r"(?:[Ss]cale(?::| to| from [0-9.e+-]+ to)|[Rr]educing(?: loss scale)? to) *"
+    r"(?:[Ss]cale(?::| to:?| from [0-9.e+-]+ to:?)|[Rr]educing(?: loss scale)? to:?) *"
     r"([0-9]+(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?)\b")
 
 
@@ -418,13 +419,38 @@ def _stranded(library: Library, e: Event) -> Event:
                    fingerprints=((f"{target}#stranded-cache", e.weight),))
 
 
+def _scales(e: Event) -> list[float]:
+    return [float(m.group(1)) for ln in e.evidence for m in SCALE_IN_TEXT.finditer(ln.text[:500])]
+
+
+def _bottomed(library: Library, events: list[Event]) -> list[Event]:
+    """Overflow warnings whose scaler could not lower the scale any more ("Attempted loss scale: 1,
+    reducing to 1": the scale it tried is the one it keeps): it sits at its minimum and every step is
+    skipped, which is their cause's `bottomed_as`, a failure in its own right. One such line makes
+    every overflow warning of that cause part of the same incident."""
+    stuck: set[str] = set()
+    for e in events:
+        if library.cause(e.cause).bottomed_as is None:
+            continue
+        for ln in e.evidence:
+            named = [float(m.group(1)) for m in SCALE_IN_TEXT.finditer(ln.text[:500])]
+            if len(named) >= 2 and len(set(named)) == 1:
+                stuck.add(e.cause)
+    out = []
+    for e in events:
+        target = library.cause(e.cause).bottomed_as if e.cause in stuck else None
+        out.append(e if target is None else replace(e, cause=target, role=library.cause(target).role, warning=False,
+                                                     fingerprints=((f"{target}#scale-at-minimum", e.weight),)))
+    return out
+
+
 def _scale_collapsed(ctx: Context, e: Event) -> bool:
     """An overflow warning that names a loss scale at or below its cause's floor: fp16 training can no
     longer make progress (every step overflows, updates are skipped or vanish)."""
     floor = ctx.library.cause(e.cause).scale_floor
     if floor is None:
         return False
-    scales = [float(m.group(1)) for ln in e.evidence for m in SCALE_IN_TEXT.finditer(ln.text[:500])]
+    scales = _scales(e)
     return bool(scales) and min(scales) <= floor
 
 
@@ -572,7 +598,8 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
     alts: list[Alternative] = []
     cause = ctx.library.cause(first.cause)
     if first.ambiguous and not is_confirmed:
-        for comp in cause.competes:
+        # The log cannot tell them apart: the one more often the answer in real logs comes first.
+        for comp in sorted(cause.competes, key=lambda c: -ctx.library.priors.get(c, 0)):
             c = ctx.library.cause(comp)
             need = c.missing[0].command if c.missing else (cause.missing[0].command if cause.missing else "")
             check = f"; check with `{need}`" if need else ""
