@@ -80,7 +80,10 @@ class Cause:
     stranded_as: str | None = None  # an OOM whose own figures show more cached-but-free memory than it asked for
     data_wait_share: float | None = None  # metric lines where waiting for data takes this share of step time
     loss_jump: float | None = None  # a loss this many times the rank's earlier minimum, still there at the end
-    stack_waits: tuple[str, ...] = ()  # functions a process interrupted while waiting on this cause sits in
+    stack_waits: tuple[str, ...] = ()
+    # A timeout raised inside one of these (`with torch_distributed_zero_first(rank):`, HF's
+    # `main_process_first()`): the other ranks wait there while rank 0 does the work alone first.
+    main_first_frames: tuple[str, ...] = ()  # functions a process interrupted while waiting on this cause sits in
     owns_frames: tuple[str, ...] = ()  # a traceback through these paths is this cause's, not a failure of its own
     needs_context: tuple[str, ...] = ()  # the incident must show one of these, else it is `otherwise`
     otherwise: str | None = None

@@ -134,6 +134,7 @@ class CauseSpec(_Strict):
     data_wait_share: float | None = Field(default=None, gt=0.0, lt=1.0)
     loss_jump: float | None = Field(default=None, gt=1.0)
     stack_waits: list[str] = []
+    main_first_frames: list[str] = []
     owns_frames: list[str] = []
     needs_context: list[str] = []
     otherwise: str | None = None
@@ -214,6 +215,7 @@ def _to_entry(spec: EntrySpec, source: str) -> Entry:
             data_wait_share=c.data_wait_share,
             loss_jump=c.loss_jump,
             stack_waits=tuple(c.stack_waits),
+            main_first_frames=tuple(c.main_first_frames),
             owns_frames=tuple(c.owns_frames),
             needs_context=tuple(c.needs_context),
             otherwise=c.otherwise,

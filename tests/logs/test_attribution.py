@@ -104,3 +104,12 @@ def test_a_tail_of_progress_lines_is_read_once_per_line_and_its_finish_is_seen()
     done = b"Training completed.\n" + b"".join(b"step %d loss 0.5\n" % i for i in range(1000))
     [scan] = Diagnoser().scan(Named("run.log", done))
     assert scan.done and scan.progress[None].step == 999
+
+
+def test_a_c10d_message_glued_to_a_progress_bar_keeps_its_rank() -> None:
+    bar = "train: Scanning '../coco/labels/train' images and labels...43718 found:  97%|##9| 43830/45049 [01:07<00:18, 66.12it/s]"
+    glued = bar + "[E ProcessGroupNCCL.cpp:567] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(...)"
+    assert split_prefix(glued).rank == 1
+    # A rank a long message names deep inside its own text is not the line's rank.
+    named = "x" * 200 + " waiting for [Rank 1] to join"
+    assert split_prefix(named).rank is None

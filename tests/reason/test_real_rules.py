@@ -328,3 +328,17 @@ def test_an_apex_scale_that_keeps_falling_is_not_a_scaler_at_its_minimum() -> No
     assert stuck.primary is not None and stuck.primary.id == "grad-scaler-overflow/min-loss-scale"
     falling = Diagnoser().diagnose("\n".join([ds.format(4, 2), ds.format(2, 1)]).encode())
     assert falling.primary is not None and falling.primary.id == "grad-scaler-overflow/repeated-overflow"
+
+
+def test_a_timeout_inside_zero_first_names_rank_0() -> None:
+    """Non-zero ranks wait in torch_distributed_zero_first's barrier while rank 0 checks the dataset."""
+    d = _diagnose("more5c-store-timeout-yolov6-zero-first-image-check")
+    assert d.primary is not None and (d.primary.id, d.primary.rank) == ("nccl-timeout/store-barrier-timeout", 0)
+
+
+def test_a_silent_rank_whose_progress_bar_still_moved_was_slow_not_hung() -> None:
+    """Ranks 1-3 time out (their lines glued to rank 0's progress bar) while rank 0 still scans labels;
+    the process abort that follows the watchdog's teardown is its echo, not the root."""
+    d = _diagnose("more5c-nccl-timeout-yolov5-rank0-label-cache-60s")
+    assert d.verdict == "failure"
+    assert d.primary is not None and (d.primary.id, d.primary.rank) == ("nccl-timeout/watchdog-timeout", 0)

@@ -19,6 +19,9 @@ _RANK_PREFIXES = (
 _HOST_PREFIX = re.compile(r"((?:[a-z][a-z0-9]*(?:[-.][a-z0-9]+)+)|(?:[a-z]+\d+)): ")
 _NOT_HOSTS = re.compile(r"(?:rank|default)\d+")
 _RANK_IN_TEXT = re.compile(r"\[Rank (\d{1,6})\]")
+# A c10d message glued to the end of a progress bar that had no newline ("...66.12it/s][E
+# ProcessGroupNCCL.cpp:567] [Rank 1] Watchdog caught ..."): its own header still names the rank.
+_GLUED_RANK = re.compile(r"\[[EWIF][^\]\n]{0,60}\.cpp:\d{1,6}\] \[Rank (\d{1,6})\]")
 # A timestamp a logging handler puts before the launcher's prefix ("2024-11-20 14:37:16 [rank3]: ...").
 _LEADING_TIME = re.compile(r"\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?\]? ")
 # Where a launcher or a message names the rank that failed, in the words of each launcher and version:
@@ -86,7 +89,7 @@ def split_prefix(text: str) -> Attribution:
                     return Attribution(int(m.group(1)), host, text[m.end():])
     rest = text[pos:]
     if rank is None:
-        m = _RANK_IN_TEXT.search(rest, 0, 120)
+        m = _RANK_IN_TEXT.search(rest, 0, 120) or _GLUED_RANK.search(rest, 0, 1000)
         if m:
             rank = int(m.group(1))
     return Attribution(rank, host, rest)

@@ -347,6 +347,11 @@ def _verdict(ctx: Context) -> Diagnosis:
         # ranks report: it may well be one more of their errors, cut off.
         initiating = [e for e in initiating
                       if not (e.traceback is not None and e.traceback.truncated and e.cause in ctx.library.fallbacks)]
+        # The root beats its echo: a process abort ("terminate called after throwing ...") printed right
+        # after a collective timeout took that process down is how the timeout ended it.
+        initiating = [e for e in initiating if not (e.cause in ctx.library.wrappers and any(
+            c.path == e.path and c.rank in (e.rank, None) and 0 < e.line - c.line <= _SAME_MESSAGE
+            for c in collateral_events))]
     # A weak, ambiguous signal (a tokenizers fork warning, a recompile limit) never outranks a real
     # error; and when training went on after it, it was a warning, not the failure.
     weak = [e for e in initiating if e.ambiguous and e.weight < WEAK]
@@ -662,6 +667,11 @@ def _suspects(ctx: Context, events: list[Event], progress: dict[int | None, Rank
     named = sorted({r for e in cascades for ln in e.evidence[:4] if (r := faulty_rank(ln.text)) is not None})
     if named:
         return named, "named"
+    if 0 not in timed_out and any(
+            e.traceback is not None and any(w in f for f in e.traceback.frames
+                                            for w in ctx.library.cause(e.cause).main_first_frames)
+            for e in cascades):
+        return [0], "main-first"
     behind = _behind_in_collectives(cascades)
     if behind is not None:
         return [behind], "behind"
@@ -673,6 +683,12 @@ def _suspects(ctx: Context, events: list[Event], progress: dict[int | None, Rank
         if len(narrowed) == 1:
             silent = narrowed
     return silent, "silent"
+
+
+def _still_busy(progress: dict[int | None, RankProgress], first: Event) -> RankProgress | None:
+    """Progress no rank prefix claims, printed in the same file at or after the first timeout."""
+    p = progress.get(None)
+    return p if p is not None and p.path == first.path and p.line >= first.line and p.step != 0 else None
 
 
 _SEQ = re.compile(r"\bSeqNum=(\d{1,18}(?!\d))|last completed NCCL work: (\d{1,18}(?!\d))")
@@ -734,6 +750,10 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
                    f"behind the others' (NCCL sequence numbers): it stopped first, the others waited for it")
             missing.append(MissingFact(f"where rank {rank} stopped",
                                        f"rank {rank}'s own log, or py-spy dump --pid <pid of rank {rank}>"))
+        elif kind == "main-first":
+            why = (f"the ranks that report timed out in a barrier that waits for rank 0 to do its work alone "
+                   f"first ({cause_id}): rank 0 was still busy there (caching a dataset, preprocessing) or failed")
+            missing.append(MissingFact("what rank 0 was doing", "rank 0's own output before the timeouts"))
         elif kind == "named":
             why = (f"every rank shows only collateral errors ({cause_id}), and they name rank {rank} as the one "
                    f"that failed to join them; its own log says why")
@@ -746,6 +766,22 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
                 cause_id = EXITED
             missing.append(MissingFact(f"the stderr of rank {rank}",
                                        f"collect rank {rank}'s stderr (torchrun --log-dir, or --tee 3)"))
+        elif (busy := _still_busy(progress, first)) is not None:
+            # Silent, but the unranked output (its progress bar: only one rank prints it) was still
+            # moving when the others' collective timed out: it was doing work alone, not hung.
+            why = (f"every other rank failed waiting for rank {rank} ({first.cause}); rank {rank} printed no "
+                   f"error and was still working ({busy.path}:{busy.line}) when they timed out: the work it "
+                   f"did alone took longer than the timeout")
+            missing.append(MissingFact(f"what rank {rank} was doing alone",
+                                       "the progress bar or log lines right before the timeouts"))
+        elif rank == 0:
+            # Rank 0 alone saves checkpoints, evaluates, preprocesses and logs: silent while the others
+            # time out, it is far more often busy with that work than hung.
+            why = (f"every other rank failed waiting for rank 0 ({first.cause}); rank 0 printed no error: it was "
+                   f"most likely busy with work it does alone (a checkpoint save, evaluation, preprocessing) "
+                   f"for longer than the timeout, or hung there")
+            missing.append(MissingFact("where rank 0 was",
+                                       "rank 0's last log lines, or py-spy dump --pid <pid of rank 0>"))
         else:
             # Present but silent while everyone else timed out waiting for it: it hung.
             cause_id, verdict = HANG, "hang"
