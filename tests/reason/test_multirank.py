@@ -234,3 +234,13 @@ def test_a_long_list_of_ranks_is_summarised() -> None:
     assert d.primary is not None and "ranks 400-1023" in d.primary.why and len(d.primary.why) < 300
     assert rank_ranges([0, 1, 2, 3, 7, 9, 10]) == "0-3, 7, 9, 10"
     assert rank_ranges(range(0, 100, 2), limit=3).endswith("… (50 ranks)")
+
+
+def test_ranks_waiting_for_the_nccl_unique_id_name_rank_0() -> None:
+    """torch 2.x ProcessGroupNCCL: every rank but 0 fetches the communicator id rank 0 posts; when rank 0
+    never gets there (still preprocessing, or dead), they time out naming it."""
+    msg = ("[rank{r}]: torch.distributed.DistBackendError: [{r}] is setting up NCCL communicator and retrieving "
+           "ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: Socket Timeout")
+    d = diagnose_with("\n".join(msg.format(r=r) for r in (1, 2, 3)).encode() + b"\n")
+    p = d["primary"]
+    assert (p["id"], p["rank"]) == ("nccl-timeout/store-barrier-timeout", 0)

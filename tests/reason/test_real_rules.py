@@ -342,3 +342,17 @@ def test_a_silent_rank_whose_progress_bar_still_moved_was_slow_not_hung() -> Non
     d = _diagnose("more5c-nccl-timeout-yolov5-rank0-label-cache-60s")
     assert d.verdict == "failure"
     assert d.primary is not None and (d.primary.id, d.primary.rank) == ("nccl-timeout/watchdog-timeout", 0)
+
+
+def test_nccl_proxy_notes_at_teardown_are_not_a_failure() -> None:
+    """'[Service thread] Unknown command ... from localRank -1' after the last epoch: the exit, not a failure."""
+    d = _diagnose("more5c-healthy-nccl-service-thread-unknown-command-at-exit")
+    assert d.verdict == "healthy", d.primary
+
+
+def test_a_precursor_before_an_unknown_failure_is_its_first_reading() -> None:
+    """NCCL listed the loopback interface, then its bootstrap connects failed: the interface cause is
+    offered, though no line names it outright."""
+    d = _diagnose("more5b-nccl-horovod-lo-interface-connect-refused")
+    assert d.primary is not None and d.primary.id == "unclassified-failure/error-lines"
+    assert d.alternatives and d.alternatives[0].id == "nccl-error/socket-interface"

@@ -102,8 +102,10 @@ def rank_in_text(text: str) -> int | None:
 
 
 # The waiting ranks name the one they waited for: monitored_barrier ("... from rank 0. Please check
-# rank 0 logs for faulty rank.", "Rank 3 failed to pass monitoredBarrier").
-_FAULTY_RANK = re.compile(r"check rank (\d{1,6}) logs for faulty rank|\bRank (\d{1,6}) failed to pass monitoredBarrier")
+# rank 0 logs for faulty rank.", "Rank 3 failed to pass monitoredBarrier"), ProcessGroupNCCL's first
+# collective ("[3] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d ...").
+_FAULTY_RANK = re.compile(r"check rank (\d{1,6}) logs for faulty rank|\bRank (\d{1,6}) failed to pass monitoredBarrier"
+                          r"|retrieving ncclUniqueId from \[(\d{1,6})\] via c10d")
 
 
 def faulty_rank(text: str) -> int | None:

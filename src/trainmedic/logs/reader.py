@@ -493,7 +493,9 @@ class Reader:
             number = lines.number(start)
             if "fatal" in hit:
                 severity = 3
-            elif "error" in hit and ("warning" not in hit or b"NCCL WARN" in vis):  # NCCL's WARN is its error
+            # NCCL's WARN is its error level, except its proxy's "[Service thread]" notes as a process
+            # tears its communicators down ("Unknown command N from localRank -1"): the run is over.
+            elif "error" in hit and ("warning" not in hit or (b"NCCL WARN" in vis and b"[Service thread]" not in vis)):
                 # A warning's message goes on for a line or two ("Failure to do this will ...").
                 if number - warned_at <= WARNING_SPAN and not _OWN_LEVEL.search(vis):
                     continue

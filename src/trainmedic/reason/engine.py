@@ -245,7 +245,7 @@ def _progress(ctx: Context) -> dict[int | None, RankProgress]:
 
 
 def reason(ctx: Context) -> Diagnosis:
-    d = _verdict(ctx)
+    d = _warned_readings(ctx, _verdict(ctx))
     d = replace(d, phase=phase.at_stop(d, ctx.scans))
     if ctx.baseline is None:
         return d
@@ -279,6 +279,25 @@ def reason(ctx: Context) -> Diagnosis:
         why = sentence(p.why.rstrip(".") + "; its first evidence lines are ones the baseline never printed")
         d = replace(d, primary=replace(p, evidence=(*lead, *rest)[:8], why=why))
     return d
+
+
+def _warned_readings(ctx: Context, d: Diagnosis) -> Diagnosis:
+    """A failure no signature names, after a precursor warned of a known cause (NCCL picking the
+    loopback interface, then its bootstrap fails): that cause is the first reading to check."""
+    p = d.primary
+    if p is None or p.id not in ctx.library.fallbacks:
+        return d
+    known = {a.id for a in d.alternatives}
+    alts = list(d.alternatives)
+    for m in precursors(ctx.library, list(ctx.scans)):
+        if m.cause in known or m.cause in ctx.library.fallbacks:
+            continue
+        known.add(m.cause)
+        title = ctx.library.cause(m.cause).title
+        alts.append(Alternative(m.cause, confidence.alternative(0.6, p.confidence),
+                                f"{title}: a warning before the failure points to it ({m.line.path}:{m.line.number})"))
+    alts.sort(key=lambda a: -a.confidence)
+    return replace(d, alternatives=tuple(alts))
 
 
 def _unknown(ctx: Context, lines: Sequence[Line], first: Line, confidence_: float, why: str, *,
