@@ -105,3 +105,19 @@ def test_sizes(text: str, size: int) -> None:
 
     assert parse_size(text) == size
     assert parse_size(format_size(size)) == pytest.approx(size, rel=0.05)
+
+
+def test_one_line_per_check_and_details_only_for_what_is_wrong(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    checks = [Check(id="shm", status="ok", value="size 8 GiB, free 8 GiB", why="workers pass batches through it"),
+              Check(id="nofile", status="fail", value="soft 1024", threshold="soft >= 4096",
+                    why="one descriptor per tensor in flight", fix="ulimit -n 65536")]
+    monkeypatch.setattr("trainmedic.cli.doctor.run_probes", lambda ctx: checks)
+    out = cli("doctor").out.splitlines()
+    assert out[0].startswith("trainmedic doctor on ")
+    assert out[1].startswith("hint: ") and "--workers N --batch-bytes B" in out[1]  # no demand given: the hint leads
+    assert out[2] == "[✓] shm     size 8 GiB, free 8 GiB"  # ok: one line, no why
+    assert out[3].startswith("[✗] nofile  soft 1024")
+    assert "    why: one descriptor per tensor in flight" in out and "    fix: ulimit -n 65536" in out
+    assert "workers pass batches" not in "\n".join(out)
+    full = cli("doctor", "--verbose").out
+    assert "workers pass batches through it" in full and "threshold: soft >= 4096" in full

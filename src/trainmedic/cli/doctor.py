@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from rich.console import Console
-from rich.table import Table
+from rich.padding import Padding
 from rich.text import Text
 
 from trainmedic.cli.env import Env
@@ -49,6 +49,7 @@ def _int_at_least(minimum: int) -> Callable[[str], int]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the checks as one JSON object")
+    parser.add_argument("-v", "--verbose", action="store_true", help="why and fix of every check, not only the failing")
     parser.add_argument(
         "--workers",
         type=_int_at_least(0),
@@ -78,33 +79,31 @@ def make_context(args: argparse.Namespace, env: Env) -> ProbeContext:
     )
 
 
-def render_table(checks: list[Check], env: Env, host: str) -> None:
-    """The human view: one row per check, status coloured when the terminal allows it."""
+_MARK = {"ok": "✓", "warn": "!", "fail": "✗", "unknown": "?"}
+_HINT = "add --workers N --batch-bytes B (one batch, e.g. 64M) to compare /dev/shm with your DataLoader's demand"
+
+
+def render_checks(checks: list[Check], env: Env, host: str, *, verbose: bool = False,
+                  demand_known: bool = True) -> None:
+    """The human view, as `flutter doctor` prints it: one line per check with its mark, then why and
+    the fix for what is wrong or unknown (every check with --verbose); the one hint that matters first."""
     width = None if env.stdout_isatty else int(env.environ.get("COLUMNS", "160") or 160)
-    console = Console(
-        file=env.stdout,
-        force_terminal=env.stdout_isatty,
-        no_color=bool(env.environ.get("NO_COLOR")),
-        width=width,
-        highlight=False,
-    )
-    table = Table(title=f"trainmedic doctor: {host}", show_lines=True, expand=False)
-    table.add_column("check", no_wrap=True)
-    table.add_column("status", no_wrap=True)
-    table.add_column("value", ratio=3, overflow="fold")
-    table.add_column("threshold", ratio=2, overflow="fold")
-    table.add_column("why", ratio=3, overflow="fold")
-    table.add_column("fix", ratio=3, overflow="fold")
+    console = Console(file=env.stdout, force_terminal=env.stdout_isatty,
+                      no_color=bool(env.environ.get("NO_COLOR")), width=width, highlight=False)
+    console.print(Text(f"trainmedic doctor on {host}", style="bold"))
+    if not demand_known:
+        console.print(Text("hint: ", style="bold").append(_HINT))
+    name_width = max((len(c.id) for c in checks), default=0) + 2
     for c in checks:
-        table.add_row(
-            c.id,
-            Text(c.status, style=_STYLE[c.status]),
-            Text(c.value),
-            Text(c.threshold),
-            Text(c.why),
-            Text(c.fix),
-        )
-    console.print(table)
+        line = Text("[").append(_MARK[c.status], style=_STYLE[c.status]).append("] ")
+        line.append(c.id.ljust(name_width), style="bold" if c.status != "ok" else "")
+        line.append(c.value)
+        console.print(line, overflow="fold")
+        if c.status == "ok" and not verbose:
+            continue
+        for label, text in (("threshold", c.threshold), ("why", c.why), ("fix", c.fix)):
+            if text and (verbose or label != "threshold"):
+                console.print(Padding(Text(f"{label}: ", style="dim").append(text), (0, 0, 0, 4), expand=False))
     counts = Counter(c.status for c in checks)
     summary = ", ".join(f"{counts[s]} {s}" for s in ("fail", "warn", "ok", "unknown") if counts[s])
     console.print(summary)
@@ -119,6 +118,6 @@ def run(args: argparse.Namespace, env: Env) -> int:
     if args.json:
         env.stdout.write(json.dumps(doctor_json(checks, host), indent=2) + "\n")
     else:
-        render_table(checks, env, host)
+        render_checks(checks, env, host, verbose=args.verbose, demand_known=args.workers is not None)
     env.stdout.flush()
     return ExitCode.FOUND if any(c.status == "fail" for c in checks) else ExitCode.HEALTHY
