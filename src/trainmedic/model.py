@@ -83,7 +83,9 @@ class Cause:
     stack_waits: tuple[str, ...] = ()
     # A timeout raised inside one of these (`with torch_distributed_zero_first(rank):`, HF's
     # `main_process_first()`): the other ranks wait there while rank 0 does the work alone first.
-    main_first_frames: tuple[str, ...] = ()  # functions a process interrupted while waiting on this cause sits in
+    main_first_frames: tuple[str, ...] = ()
+    # Short phrases people paste into a search box for this cause ("Bus error"): it is ranked first.
+    phrases: tuple[str, ...] = ()  # functions a process interrupted while waiting on this cause sits in
     owns_frames: tuple[str, ...] = ()  # a traceback through these paths is this cause's, not a failure of its own
     needs_context: tuple[str, ...] = ()  # the incident must show one of these, else it is `otherwise`
     otherwise: str | None = None

@@ -135,6 +135,7 @@ class CauseSpec(_Strict):
     loss_jump: float | None = Field(default=None, gt=1.0)
     stack_waits: list[str] = []
     main_first_frames: list[str] = []
+    phrases: list[str] = []
     owns_frames: list[str] = []
     needs_context: list[str] = []
     otherwise: str | None = None
@@ -216,6 +217,7 @@ def _to_entry(spec: EntrySpec, source: str) -> Entry:
             loss_jump=c.loss_jump,
             stack_waits=tuple(c.stack_waits),
             main_first_frames=tuple(c.main_first_frames),
+            phrases=tuple(c.phrases),
             owns_frames=tuple(c.owns_frames),
             needs_context=tuple(c.needs_context),
             otherwise=c.otherwise,

@@ -118,3 +118,12 @@ def test_explain_takes_a_cause_name_alone_and_suggests_close_ids() -> None:
 
     with pytest.raises(KeyError, match="several entries"):
         both.resolve("shm-exhausted")
+
+
+def test_explain_leads_with_what_helps_and_keeps_fingerprints_last() -> None:
+    page = run_cli("explain", "dataloader-worker-failure/shm-exhausted").out
+    order = [page.index(h) for h in ("## What it is", "## What the log shows", "## Fix", "## Verify",
+                                       "## For library authors: fingerprints")]
+    assert order == sorted(order)
+    shows = page[page.index("## What the log shows"):page.index("## Fix")]
+    assert "killed by signal: Bus error" in shows or "bus error" in shows.lower()

@@ -60,3 +60,27 @@ def test_search_box_matches_a_pasted_log_line_offline(chromium: Path, site: Path
     results = dom.split('id="results"', 1)[1].split("</ol>", 1)[0]
     assert "dataloader-worker-failure/shm-exhausted" in results
     assert "your line matches fingerprint bus-error-killed" in results
+
+
+# What people paste, and the cause that should come first for it.
+PASTED = [
+    ("Bus error", "dataloader-worker-failure/shm-exhausted"),
+    ("Too many open files", "dataloader-worker-failure/fd-exhaustion"),
+    ("received 0 items of ancdata", "dataloader-worker-failure/fd-exhaustion"),
+    ("CUDA out of memory", "cuda-out-of-memory/allocator-oom"),
+    # the same message from a DataLoader worker or a plain fork: in real logs the worker more often
+    ("Cannot re-initialize CUDA in forked subprocess", "dataloader-worker-failure/cuda-in-forked-worker"),
+    ("NCCL timeout", "nccl-timeout/watchdog-timeout"),
+    ("Address already in use", "rendezvous-failure/port-in-use"),
+    ("loss is nan", "nan-loss/nonfinite-loss"),
+]
+
+
+@pytest.mark.parametrize(("query", "first"), PASTED)
+def test_search_puts_the_right_cause_first_for_what_people_paste(
+        chromium: Path, site: Path, tmp_path: Path, query: str, first: str) -> None:
+    url = (site / "index.html").as_uri() + "?q=" + quote(query)
+    dom = run_chromium(chromium, tmp_path / "profile", "--dump-dom", url).stdout
+    results = dom.split('id="results"', 1)[1].split("</ol>", 1)[0]
+    top = results.split("</li>", 1)[0]
+    assert first in top, top

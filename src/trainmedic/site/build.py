@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trainmedic.catalog import CODE_KEYS, Library
+from trainmedic.fixtures import fixture_lines
 from trainmedic.model import Entry
 
 if TYPE_CHECKING:
@@ -215,15 +216,19 @@ def search_index(library: Library, base_url: str = "") -> dict[str, Any]:
             "kind": "entry", "id": e.id, "entry": e.id, "title": e.title, "category": e.category,
             "tags": list(e.tags), "url": urls.entry(e.id), "text": e.summary,
             "words": " ".join([*e.aliases, *(s.symptom for s in e.symptoms)]),
-            "fingerprints": [],
+            "fingerprints": [], "phrases": [], "prior": 0,
         })
         for c in e.causes:
             docs.append({
                 "kind": "cause", "id": c.full_id, "entry": e.id, "title": c.title, "category": e.category,
                 "tags": list(e.tags), "url": urls.cause(c.full_id), "text": c.mechanism, "role": c.role,
                 "words": " ".join(f.id for f in c.fingerprints),
-                "fingerprints": [{"id": f.id, "regex": f.regex, "ignore_case": f.ignore_case}
-                                 for f in c.fingerprints],
+                "phrases": [p.lower() for p in c.phrases],
+                "prior": library.priors.get(c.full_id, 0),  # how often it is the answer in real logs
+                # A fallback's fingerprints are generic words ("error", "Bus error" among crash words):
+                # a pasted line that only they match says nothing about which cause it is.
+                "fingerprints": [] if c.fallback else [
+                    {"id": f.id, "regex": f.regex, "ignore_case": f.ignore_case} for f in c.fingerprints],
             })
     return {"schema": SEARCH_SCHEMA, "docs": docs}
 
@@ -263,6 +268,9 @@ def render_entry_page(entry: Entry, library: Library, base_url: str = "/") -> st
         categories=_categories(library),
         related=[by_id[r] for r in entry.related],
         causes_by_id=causes,
+        # What the log shows, per cause: the lines the library's own fixtures say it matches.
+        examples={c.id: [f.text for f in fixture_lines(entry) if f.kind == "match" and f.cause == c.full_id][:2]
+                  for c in entry.causes},
         code=[(k, dict(entry.code)[k]) for k in CODE_KEYS if k in dict(entry.code)],
         page_title=entry.title,
         current=entry.id,

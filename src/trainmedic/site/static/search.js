@@ -26,6 +26,11 @@
   function score(d, query, words) {
     var s = 0;
     var hit = null;
+    // A phrase people paste for this cause ("Bus error"): the cause the library says it means comes first.
+    var lower = query.toLowerCase();
+    for (var k = 0; k < d.phrases.length; k++) {
+      if (lower.indexOf(d.phrases[k]) >= 0) { s += 60; break; }
+    }
     for (var i = 0; i < d.regexes.length; i++) {
       if (d.regexes[i].re.test(query)) { hit = d.regexes[i].id; s += 100; break; }
     }
@@ -33,7 +38,7 @@
     words.forEach(function (w) {
       if (d.head.indexOf(w) >= 0) { s += 10; } else if (d.hay.indexOf(w) >= 0) { s += 2; } else { all = false; }
     });
-    if (!hit && !all) { return null; }
+    if (!hit && !all && s === 0) { return null; }
     return { doc: d, score: s, hit: hit };
   }
 
@@ -47,7 +52,9 @@
       var r = score(d, q, words);
       if (r) { found.push(r); }
     });
-    found.sort(function (a, b) { return b.score - a.score || a.doc.id.localeCompare(b.doc.id); });
+    found.sort(function (a, b) {
+      return b.score - a.score || b.doc.prior - a.doc.prior || a.doc.id.localeCompare(b.doc.id);
+    });
     status.textContent = found.length ? found.length + " match" + (found.length === 1 ? "" : "es") : "No match. Try fewer words, or paste the exact error line.";
     found.slice(0, 25).forEach(function (r) {
       var li = document.createElement("li");
