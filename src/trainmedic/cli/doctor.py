@@ -88,7 +88,8 @@ def render_checks(checks: list[Check], env: Env, host: str, *, verbose: bool = F
     """The human view, as `flutter doctor` prints it: one line per check with its mark, then why and
     the fix for what is wrong or unknown (every check with --verbose); the one hint that matters first."""
     width = None if env.stdout_isatty else int(env.environ.get("COLUMNS", "160") or 160)
-    console = Console(file=env.stdout, force_terminal=env.stdout_isatty,
+    # Off a terminal nothing wraps: the lines are grepped and pasted.
+    console = Console(file=env.stdout, force_terminal=env.stdout_isatty, soft_wrap=not env.stdout_isatty,
                       no_color=bool(env.environ.get("NO_COLOR")), width=width, highlight=False)
     console.print(Text(f"trainmedic doctor on {host}", style="bold"))
     if not demand_known:
