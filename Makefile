@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SYSTEM_STAMP := $(VENV)/.system
 
-.PHONY: demo test check lint typecheck pytest lab bench vsix site clean system eval
+.PHONY: demo test check lint typecheck pytest lab bench vsix site clean system eval screenshots
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -51,6 +51,11 @@ check: $(STAMP)
 # figure got worse (ACCEPT=1 takes the new figures; CALIBRATE=1 re-measures each cause's precision on dev).
 eval: $(STAMP)
 	$(BIN)/python -m trainmedic.evaluate $(if $(ACCEPT),--accept,) $(if $(CALIBRATE),--calibrate --accept,)
+
+# The screenshots under docs/: the web diagnosis at 390 and 1280 px (the terminal report's is written by
+# every test run: it is the same each time).
+screenshots: $(STAMP)
+	TRAINMEDIC_DOCS_SHOTS=1 $(BIN)/python -m pytest -q tests/web/test_browser.py -k sideways tests/cli/test_reports.py
 
 lab: $(STAMP)
 	$(BIN)/python scripts/capture_lab.py

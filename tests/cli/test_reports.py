@@ -3,7 +3,9 @@ rank, the collateral ranks, the fix and the missing facts."""
 
 from __future__ import annotations
 
+import io
 import itertools
+import re
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -127,3 +129,22 @@ def test_explain_leads_with_what_helps_and_keeps_fingerprints_last() -> None:
     assert order == sorted(order)
     shows = page[page.index("## What the log shows"):page.index("## Fix")]
     assert "killed by signal: Bus error" in shows or "bus error" in shows.lower()
+
+
+def test_the_terminal_report_screenshot_for_the_docs() -> None:
+    """docs/screenshots/terminal-report.svg: the demo's report as an 80-column colour terminal shows it."""
+    from rich.console import Console
+
+    from trainmedic.api import diagnose
+    from trainmedic.report.text import lines
+
+    con = Console(record=True, width=80, force_terminal=True, color_system="truecolor", file=io.StringIO())
+    shown = lines(diagnose(EXAMPLE), 80)
+    for t in shown:
+        con.print(t, overflow="ignore", crop=False)
+    svg = con.export_svg(title="trainmedic diagnose examples/ddp-worker-killed/")
+    svg = re.sub(r"@font-face \{.*?\}", "", svg, flags=re.S)  # a local font: nothing fetched from a CDN
+    out = ROOT / "docs" / "screenshots" / "terminal-report.svg"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(svg, encoding="utf-8")
+    assert len(shown) <= 25 and "worker-killed" in svg and "cdnjs" not in svg

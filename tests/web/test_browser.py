@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import FIXTURES
-from tests.web.conftest import Served, match_line
+from tests.web.conftest import SCREENSHOTS, Served, match_line
 
 pytestmark = pytest.mark.xdist_group("web-browser")
 
@@ -288,3 +289,35 @@ def test_reduction_keeps_every_lab_diagnosis(page: Any, served: Served) -> None:
         assert _summary(cut) == _summary(full), case["case"]
         checked += 1
     assert checked >= 10
+
+
+# `make screenshots` writes the docs' copies; any other run keeps them with the other artifacts, so a
+# test run leaves the checkout as it was (a page shows its own id and time).
+DOCS_SHOTS = (Path(__file__).resolve().parents[2] / "docs" / "screenshots" if os.environ.get("TRAINMEDIC_DOCS_SHOTS")
+              else SCREENSHOTS)
+WIDE_BY = 2  # px of rounding a page may overflow by
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_no_page_scrolls_sideways_and_the_docs_screenshots_are_taken(browser: Any, served: Served, width: int) -> None:
+    """The diagnosis, history and encyclopedia pages fit a phone's 390 px and a laptop's 1280 px; the
+    diagnosis of the demo's log is screenshotted for the docs at both widths."""
+    from tests.conftest import ROOT
+
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    pg = context.new_page()
+    try:
+        pg.goto(served.url + "/")
+        pg.fill("#paste", (ROOT / "examples" / "ddp-worker-killed" / "torchrun.log").read_text())
+        diagnose_in_page(pg)
+        diagnosis = pg.url
+        DOCS_SHOTS.mkdir(parents=True, exist_ok=True)
+        pg.screenshot(path=str(DOCS_SHOTS / f"web-diagnosis-{width}.png"))  # the first screen: what one sees
+        for url in (diagnosis, served.url + "/history", served.url + "/library/",
+                    served.url + "/library/dataloader-worker-failure/"):
+            pg.goto(url)
+            pg.wait_for_load_state()
+            wide = pg.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+            assert wide[0] <= wide[1] + WIDE_BY, f"{url} is {wide[0]} px wide in a {wide[1]} px window"
+    finally:
+        context.close()
