@@ -57,3 +57,25 @@ def test_progress_bar_on_a_terminal_for_inputs_over_50_mb(tmp_path: Path) -> Non
     assert "reading logs" not in quiet.err
     piped = run_cli("diagnose", str(path))
     assert piped.err == ""
+
+
+def test_the_readme_shows_what_the_demo_prints() -> None:
+    """The picture of a diagnosis in the README is the demo's real report at 80 columns (when the
+    library's calibration or wording changes, paste the report this prints into the README)."""
+    import os
+
+    from trainmedic.api import diagnose
+    from trainmedic.report.text import lines
+
+    here = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        shown = "\n".join(t.plain for t in lines(diagnose("examples/ddp-worker-killed/"), 80))
+    finally:
+        os.chdir(here)
+    block = README.split("<!-- demo:start -->", 1)[1].split("<!-- demo:end -->", 1)[0]
+    assert block.strip().removeprefix("```text").removesuffix("```").strip("\n") == shown, shown
+
+
+def test_the_readme_names_no_file_outside_the_repository() -> None:
+    assert "../" not in README
