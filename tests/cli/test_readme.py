@@ -67,7 +67,7 @@ def test_the_readme_shows_what_the_demo_prints() -> None:
     from trainmedic.api import diagnose
     from trainmedic.report.text import lines
 
-    here = os.getcwd()
+    here = Path.cwd()
     os.chdir(ROOT)
     try:
         shown = "\n".join(t.plain for t in lines(diagnose("examples/ddp-worker-killed/"), 80))
