@@ -319,7 +319,7 @@ def test_collateral_rows_quote_their_lines_kept_once(client: Any) -> None:
     html = client.get(f"/d/{rid}").text
     for c in collateral:
         text = lines[c["path"]][c["line"] - 1][:300]
-        assert text and f'<td class="text">{escape(text)}</td>' in html, c
+        assert text and f'<td class="text" data-label="line">{escape(text)}</td>' in html, c
 
 
 def test_markdown_report_is_the_cli_renderer(client: Any, library: Any) -> None:

@@ -313,6 +313,10 @@ def test_no_page_scrolls_sideways_and_the_docs_screenshots_are_taken(browser: An
         diagnosis = pg.url
         DOCS_SHOTS.mkdir(parents=True, exist_ok=True)
         pg.screenshot(path=str(DOCS_SHOTS / f"web-diagnosis-{width}.png"))  # the first screen: what one sees
+        # a mark on the timeline jumps to its line among the quoted evidence
+        link = pg.locator(".timeline-wrap a.mark-link").first
+        target = (link.get_attribute("href") or "").lstrip("#")
+        assert target and pg.locator(f"[id='{target}']").count() == 1
         for url in (diagnosis, served.url + "/history", served.url + "/library/",
                     served.url + "/library/dataloader-worker-failure/"):
             pg.goto(url)

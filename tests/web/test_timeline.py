@@ -115,3 +115,25 @@ def test_duplicate_names_stay_distinct() -> None:
     from trainmedic.web.uploads import unique_names
 
     assert unique_names(["a.log", "a.log", "", "  b  c "]) == ["a.log", "a.log#2", "upload-3.log", "b c"]
+
+
+def test_a_long_run_is_drawn_zoomed_to_its_incident_with_arrows_and_links() -> None:
+    """Progress at line 10 of a 2,000,000-line log, the failure at 1,999,000 and the others' timeouts
+    just after: the picture shows the incident (with a way out to the whole run), an arrow from the
+    failure to each rank it took down, and each quoted mark links to its line on the page."""
+    from trainmedic.web.timeline import anchor, render_svg
+
+    marks = [_mark("progress", 0, 10), _mark("initiating", 2, 1_999_000, primary=True),
+             _mark("cascade", 0, 1_999_040), _mark("cascade", 1, 1_999_050), _mark("teardown", 3, 1_999_090)]
+    svg = render_svg(_diag(), marks, anchors={("a.log", 1_999_000)})
+    root = ET.fromstring(svg)
+    assert "zoomed to the incident" in svg and 'href="?timeline=whole"' in svg
+    ticks = [t.text for t in root.iter(f"{SVG}text") if t.text and t.text.startswith("line ") and t.text.split()[1].isdigit()]
+    assert ticks and all(int(t.split()[1]) > 1_900_000 for t in ticks)  # the axis spans the incident only
+    assert len([ln for ln in root.iter(f"{SVG}line") if ln.get("class") == "effect"]) == 3
+    links = [a.get("href") for a in root.iter(f"{SVG}a") if a.get("class") == "mark-link"]
+    assert links == ["#" + anchor("a.log", 1_999_000)]
+    whole = ET.fromstring(render_svg(_diag(), marks, whole=True))
+    assert "zoomed" not in ET.tostring(whole, encoding="unicode")
+    ticks = [t.text for t in whole.iter(f"{SVG}text") if t.text and t.text.startswith("line ") and t.text.split()[1].isdigit()]
+    assert any(int(t.split()[1]) < 1_000_000 for t in ticks)

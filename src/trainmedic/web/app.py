@@ -289,6 +289,7 @@ def _environment() -> jinja2.Environment:
     env.filters["human_bytes"] = human_bytes
     env.filters["entry_url"] = encyclopedia.entry_url
     env.filters["lane_label"] = timeline.lane_label
+    env.globals["line_anchor"] = timeline.anchor
     env.filters["when"] = when
     env.globals["version"] = __version__
     env.globals["nav"] = ""
@@ -474,21 +475,24 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                     library_samples=lib, max_upload=settings.max_upload_bytes, nav="diagnose")
 
     @app.get("/d/{rid}", response_class=HTMLResponse, include_in_schema=False)
-    def diagnosis_page(rid: str) -> HTMLResponse:
+    def diagnosis_page(rid: str, request: Request) -> HTMLResponse:
         rec = load(rid)
         if rec is None:
             return not_found(f"No diagnosis with id {rid}. It may be in another history database.")
         view = diagnosis_view(rec, library)
-        svg = timeline.render_svg(rec.diagnosis, rec.extra.get("marks", []))
+        quoted = {(b["path"], n) for b in view["context"] for n, _, _ in b["lines"]}
+        svg = timeline.render_svg(rec.diagnosis, rec.extra.get("marks", []), anchors=quoted,
+                                  whole=request.query_params.get("timeline") == "whole")
         return page("diagnosis.html", page_title=view["headline"], v=view, rec=rec, svg=Markup(svg),
                     report=markdown_report(rec.diagnosis), nav="")
 
     @app.get("/d/{rid}/timeline.svg", include_in_schema=False)
-    def timeline_svg(rid: str) -> Response:
+    def timeline_svg(rid: str, request: Request) -> Response:
         rec = load(rid)
         if rec is None:
             return not_found(f"No diagnosis with id {rid}.")
-        svg = timeline.render_svg(rec.diagnosis, rec.extra.get("marks", []))
+        svg = timeline.render_svg(rec.diagnosis, rec.extra.get("marks", []),
+                                  whole=request.query_params.get("timeline") == "whole")
         return Response(svg, media_type="image/svg+xml")
 
     @app.get("/d/{rid}/report.md", include_in_schema=False)

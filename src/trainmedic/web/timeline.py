@@ -59,6 +59,14 @@ def _esc(text: object) -> str:
             .replace('"', "&quot;").replace("'", "&#39;"))
 
 
+ZOOM = 20.0  # a run this many times longer than its incident is drawn zoomed to the incident
+
+
+def anchor(path: str, line: int) -> str:
+    """The element id of a quoted log line on the diagnosis page: a mark links to its evidence."""
+    return "ln-" + re.sub(r"[^A-Za-z0-9]+", "-", str(path))[-80:].strip("-") + f"-{int(line)}"
+
+
 NO_RANK = "launcher / no rank"  # the lane of lines no rank printed: the launcher's, mostly
 
 
@@ -142,8 +150,27 @@ def _tip(m: dict[str, Any]) -> str:
     return f"{lane_label(m['rank'])} · {what} · {name}:{m['line']}\n{m.get('text', '')}"
 
 
-def render_svg(diagnosis: dict[str, Any], marks: Sequence[dict[str, Any]]) -> str:
-    """The whole picture as an SVG document (no XML declaration, so it can be inlined)."""
+def _incident(mode: str, marks: Sequence[dict[str, Any]]) -> tuple[float, float] | None:
+    """The x range of the incident (the failure and what followed), when the run around it is so much
+    longer that drawing all of it would squeeze the incident into a point: a big log's picture."""
+    if mode not in ("time", "line"):
+        return None
+    key = "time" if mode == "time" else "line"
+    vals = [float(m[key]) for m in marks]
+    inc = [float(m[key]) for m in marks if m["kind"] != "progress"]
+    if len(inc) < 2 or not vals:
+        return None
+    span, whole = max(inc) - min(inc), max(vals) - min(vals)
+    if span <= 0 or whole <= ZOOM * span:
+        return None
+    pad = span * 0.15
+    return min(inc) - pad, max(inc) + pad
+
+
+def render_svg(diagnosis: dict[str, Any], marks: Sequence[dict[str, Any]], *, whole: bool = False,
+               anchors: set[tuple[str, int]] | frozenset[tuple[str, int]] = frozenset()) -> str:
+    """The whole picture as an SVG document (no XML declaration, so it can be inlined): zoomed to the
+    incident on a long run unless `whole`; each mark whose line the page quotes (`anchors`) links to it."""
     lanes, hidden = _lanes(diagnosis, marks)
     mode = choose_mode(marks)
     primary = diagnosis.get("primary") or {}
@@ -190,12 +217,36 @@ def render_svg(diagnosis: dict[str, Any], marks: Sequence[dict[str, Any]]) -> st
         weight = ' font-weight="700" fill="#a11d1d"' if is_lead else ' fill="#333"'
         out.append(f'<text x="12" y="{y + 4:.1f}"{weight} class="lane-label">{_esc(label)}</text>')
 
-    # x positions
-    xs = _positions(mode, marks, x0 + PAD, x1 - PAD, out, height)
+    # x positions, zoomed to the incident on a long run (a mark before it sits at the left edge)
+    window = None if whole else _incident(mode, marks)
+    xs = _positions(mode, marks, x0 + PAD, x1 - PAD, out, height, window)
+    if window is not None:
+        out.append(f'<text x="{x1:.1f}" y="{height - 6}" fill="#555" text-anchor="end" class="zoom-note">'
+                   f'zoomed to the incident · <a href="?timeline=whole"><tspan fill="#1a5fb4" '
+                   f'text-decoration="underline">whole run</tspan></a></text>')
+    # What the first failure did to the other ranks: an arrow to each failure that followed from it.
+    if pmark is not None and pmark["rank"] in lane_y:
+        px = xs[marks.index(pmark)]
+        py = lane_y[pmark["rank"]]
+        out.append('<defs><marker id="tl-arrow" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" '
+                   'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L8,4 L0,8 Z" fill="#d62728"/>'
+                   "</marker></defs>")
+        for m, x in zip(marks, xs, strict=True):
+            if m is pmark or m["kind"] not in ("cascade", "teardown") or m["rank"] not in lane_y:
+                continue
+            y = lane_y[m["rank"]]
+            if m["rank"] == pmark["rank"]:
+                continue
+            out.append(f'<line class="effect" x1="{px:.1f}" y1="{py:.1f}" x2="{x:.1f}" '
+                       f'y2="{y + (-8 if y > py else 8):.1f}" stroke="#d62728" stroke-opacity="0.35" '
+                       'stroke-width="1.2" marker-end="url(#tl-arrow)"/>')
     for m, x in sorted(zip(marks, xs, strict=True), key=lambda mx: (mx[0].get("primary", False), mx[1])):
         if m["rank"] not in lane_y:
             continue
-        out.append(_shape(m["kind"], x, lane_y[m["rank"]], bool(m.get("primary")), _tip(m)))
+        shape = _shape(m["kind"], x, lane_y[m["rank"]], bool(m.get("primary")), _tip(m))
+        if (m["path"], int(m["line"])) in anchors:
+            shape = f'<a href="#{anchor(m["path"], m["line"])}" class="mark-link">{shape}</a>'
+        out.append(shape)
     if hidden:
         out.append(f'<text x="12" y="{height - 8}" fill="#666">{hidden} other rank(s) without events '
                    "are not drawn</text>")
@@ -207,11 +258,18 @@ def render_svg(diagnosis: dict[str, Any], marks: Sequence[dict[str, Any]]) -> st
 
 
 def _positions(mode: str, marks: Sequence[dict[str, Any]], lo: float, hi: float, out: list[str],
-               height: int) -> list[float]:
-    """x of every mark, and the axis drawn into `out`."""
+               height: int, window: tuple[float, float] | None = None) -> list[float]:
+    """x of every mark, and the axis drawn into `out`; within `window` only, when given (a mark
+    outside it is drawn at the nearer edge)."""
     axis_y = height - 40
     if not marks:
         return []
+    if window is not None:
+        key = "time" if mode == "time" else "line"
+        w0, w1 = window
+        marks = [{**m, key: min(max(float(m[key]), w0), w1)} for m in marks]
+        marks = [*marks, {**marks[0], key: w0}, {**marks[0], key: w1}]
+        return _positions(mode, marks, lo, hi, out, height)[:-2]
     if mode == "time":
         times = [float(m["time"]) for m in marks]
         t0, t1 = min(times), max(times)
