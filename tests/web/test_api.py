@@ -396,3 +396,12 @@ def test_the_page_says_where_the_job_was_when_it_stopped(client: Any, library: A
     assert body["diagnosis"]["phase"]["name"] == "evaluation"
     page = client.get(body["url"]).text
     assert "Stopped during evaluation at step 1,200." in page
+
+
+def test_the_encyclopedia_opens_inside_the_app(client: Any) -> None:
+    """Under `trainmedic serve` the encyclopedia keeps the app's navigation, and its "diagnose your log"
+    box sends the reader to the app's Diagnose page instead of a command line."""
+    for url in ("/library/", "/library/dataloader-worker-failure/"):
+        page = client.get(url).text
+        assert '<nav class="app-nav"' in page and 'href="/history"' in page
+        assert "Diagnose page" in page and "trainmedic diagnose PATH" not in page

@@ -178,7 +178,8 @@ def _environment() -> jinja2.Environment:
     env.filters["category_title"] = category_title
     env.filters["slug"] = slug
     env.globals.update(
-        CODE_TITLES=CODE_TITLES, ROLE_HELP=ROLE_HELP, DIAGNOSE_COMMAND=DIAGNOSE_COMMAND, STATIC=STATIC_FOLDER
+        CODE_TITLES=CODE_TITLES, ROLE_HELP=ROLE_HELP, DIAGNOSE_COMMAND=DIAGNOSE_COMMAND, STATIC=STATIC_FOLDER,
+        app=False,  # a page of the static site; `trainmedic serve` renders its own with app=True
     )
     return env
 
@@ -233,10 +234,11 @@ def search_index(library: Library, base_url: str = "") -> dict[str, Any]:
     return {"schema": SEARCH_SCHEMA, "docs": docs}
 
 
-def render_index(library: Library, base_url: str = "/") -> str:
+def render_index(library: Library, base_url: str = "/", *, app: bool = False) -> str:
     """The front page: search, the diagnose hint, and every entry by category and by tag.
 
-    `base_url` "" makes every link relative (for a folder opened from disk).
+    `base_url` "" makes every link relative (for a folder opened from disk). `app`: served inside
+    `trainmedic serve`, with the app's navigation and its Diagnose page instead of the CLI command.
     """
     urls = _urls(base_url, 0)
     return _render(
@@ -250,10 +252,11 @@ def render_index(library: Library, base_url: str = "/") -> str:
         search=search_index(library, base_url),
         page_title="Failure encyclopedia",
         current=None,
+        app=app,
     )
 
 
-def render_entry_page(entry: Entry, library: Library, base_url: str = "/") -> str:
+def render_entry_page(entry: Entry, library: Library, base_url: str = "/", *, app: bool = False) -> str:
     """One entry with all its sections, each cause anchored at `#<cause-id>`."""
     problems = entry_problems(entry, library)
     if problems:
@@ -274,6 +277,7 @@ def render_entry_page(entry: Entry, library: Library, base_url: str = "/") -> st
         code=[(k, dict(entry.code)[k]) for k in CODE_KEYS if k in dict(entry.code)],
         page_title=entry.title,
         current=entry.id,
+        app=app,
     )
 
 

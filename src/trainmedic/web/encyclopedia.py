@@ -46,7 +46,7 @@ def index_page(library: Library, fallback: Callable[[], str]) -> str:
         from trainmedic.site.build import render_index
     except ImportError:
         return fallback()
-    return render_index(library, base_url=BASE)
+    return render_index(library, base_url=BASE, app=True)
 
 
 def entry_page(entry: Entry, library: Library, fallback: Callable[[Entry], str]) -> str:
@@ -55,7 +55,7 @@ def entry_page(entry: Entry, library: Library, fallback: Callable[[Entry], str])
     except ImportError:
         return fallback(entry)
     try:
-        return render_entry_page(entry, library, base_url=BASE)
+        return render_entry_page(entry, library, base_url=BASE, app=True)
     except SiteError as exc:  # an incomplete entry still deserves a page
         log.warning("site page for %s is incomplete (%s); serving the plain page", entry.id, exc)
         return fallback(entry)
