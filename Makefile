@@ -55,7 +55,7 @@ eval: $(STAMP)
 # The screenshots under docs/: the web diagnosis at 390 and 1280 px (the terminal report's is written by
 # every test run: it is the same each time).
 screenshots: $(STAMP)
-	TRAINMEDIC_DOCS_SHOTS=1 $(BIN)/python -m pytest -q tests/web/test_browser.py -k sideways tests/cli/test_reports.py
+	TRAINMEDIC_DOCS_SHOTS=1 $(BIN)/python -m pytest -q tests/web/test_browser.py -k "sideways or large_file"
 
 lab: $(STAMP)
 	$(BIN)/python scripts/capture_lab.py

@@ -232,6 +232,9 @@ def test_a_large_file_is_reduced_in_the_browser(page: Any, served: Served, libra
     hit = page.locator(".context li.hit").first.inner_text()
     assert str(oom_line) in hit  # the user's own line number
     assert page.locator(".timeline-wrap svg").get_attribute("data-mode") == "time"
+    # two hours of log: the picture spans the incident (each rank's last progress, the OOM, the timeouts)
+    DOCS_SHOTS.mkdir(parents=True, exist_ok=True)
+    page.locator(".timeline-wrap svg").screenshot(path=str(DOCS_SHOTS / "web-timeline-200mb.png"))
     assert "reduced in the browser" in page.inner_text("section[aria-labelledby=inputs-title]")
     assert not page.problems, page.problems
 
@@ -313,12 +316,16 @@ def test_no_page_scrolls_sideways_and_the_docs_screenshots_are_taken(browser: An
         diagnosis = pg.url
         DOCS_SHOTS.mkdir(parents=True, exist_ok=True)
         pg.screenshot(path=str(DOCS_SHOTS / f"web-diagnosis-{width}.png"))  # the first screen: what one sees
+        pg.goto(served.url + "/library/dataloader-worker-failure/shm-exhausted/")
+        pg.screenshot(path=str(DOCS_SHOTS / f"encyclopedia-cause-{width}.png"))
+        pg.goto(diagnosis)
         # a mark on the timeline jumps to its line among the quoted evidence
         link = pg.locator(".timeline-wrap a.mark-link").first
         target = (link.get_attribute("href") or "").lstrip("#")
         assert target and pg.locator(f"[id='{target}']").count() == 1
         for url in (diagnosis, served.url + "/history", served.url + "/library/",
-                    served.url + "/library/dataloader-worker-failure/"):
+                    served.url + "/library/dataloader-worker-failure/",
+                    served.url + "/library/dataloader-worker-failure/shm-exhausted/"):
             pg.goto(url)
             pg.wait_for_load_state()
             wide = pg.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")

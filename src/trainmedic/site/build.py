@@ -75,6 +75,14 @@ class Urls:
         return self._page(f"{entry_id}/")
 
     def cause(self, full_id: str) -> str:
+        """A cause's own page."""
+        return self.cause_page(full_id)
+
+    def cause_page(self, full_id: str) -> str:
+        return self._page(f"{full_id}/")
+
+    def cause_section(self, full_id: str) -> str:
+        """A cause's section on its entry's page."""
         entry_id, _, cause_id = full_id.partition("/")
         return f"{self.entry(entry_id)}#{cause_id}"
 
@@ -281,6 +289,25 @@ def render_entry_page(entry: Entry, library: Library, base_url: str = "/", *, ap
     )
 
 
+def render_cause_page(entry: Entry, cause_id: str, library: Library, base_url: str = "/", *,
+                      app: bool = False) -> str:
+    """One cause on a page of its own: what it is, what the log shows, the fix, how to verify it;
+    its fingerprints last, folded."""
+    c = entry.cause(cause_id)
+    return _render(
+        "cause.html",
+        entry=entry,
+        c=c,
+        urls=_urls(base_url, 2),
+        categories=_categories(library),
+        causes_by_id={x.full_id: x for x in library.causes()},
+        examples={c.id: [f.text for f in fixture_lines(entry) if f.kind == "match" and f.cause == c.full_id][:2]},
+        page_title=f"{c.title} · {entry.title}",
+        current=entry.id,
+        app=app,
+    )
+
+
 def render_redirect(target: str, title: str, base_url: str = "", depth: int = 2) -> str:
     """A stub at an old or secondary URL (a cause, an alias) that sends the reader on."""
     urls = _urls(base_url, depth)
@@ -295,9 +322,7 @@ def _pages(library: Library, base_url: str) -> Iterator[tuple[str, str]]:
     for e in library:
         yield f"{e.id}/index.html", render_entry_page(e, library, base_url)
         for c in e.causes:
-            # `/<entry>/<cause>/` works too: it forwards to the anchor on the entry page.
-            target = _urls(base_url, 2).cause(c.full_id)
-            yield f"{e.id}/{c.id}/index.html", render_redirect(target, f"{c.title} ({e.title})", base_url)
+            yield f"{e.id}/{c.id}/index.html", render_cause_page(e, c.id, library, base_url)
         for alias in e.aliases:
             target = _urls(base_url, 1).entry(e.id)
             yield f"{alias}/index.html", render_redirect(target, e.title, base_url, depth=1)

@@ -563,13 +563,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             return RedirectResponse(encyclopedia.entry_url(entry.id), status_code=308)
         return HTMLResponse(encyclopedia.entry_page(entry, library, fallback_entry))
 
-    @app.get("/library/{entry_id}/{cause_id}/", include_in_schema=False)
+    @app.get("/library/{entry_id}/{cause_id}/", response_class=HTMLResponse, include_in_schema=False)
     def library_cause(entry_id: str, cause_id: str) -> Response:
         try:
             entry, cause = library.resolve(f"{entry_id}/{cause_id}")
         except KeyError:
             return not_found(f"No encyclopedia entry {entry_id}/{cause_id}.")
-        return RedirectResponse(encyclopedia.entry_url(f"{entry.id}/{cause.id if cause else ''}"), status_code=308)
+        if cause is None:
+            return RedirectResponse(encyclopedia.entry_url(entry.id), status_code=308)
+        if (entry.id, cause.id) != (entry_id, cause_id):  # an alias of the entry
+            return RedirectResponse(encyclopedia.entry_url(cause.full_id), status_code=308)
+        return HTMLResponse(encyclopedia.cause_page(entry, cause.id, library, fallback_entry))
 
     def openapi() -> dict[str, Any]:
         """FastAPI's document, plus the JSON body models it cannot see (the route reads the body itself)."""

@@ -78,6 +78,18 @@ def cause_title(library: Library, cause_id: str) -> str:
 
 
 def entry_url(full_id: str) -> str:
-    """Link to an entry page, anchored at the cause when the id names one."""
+    """Link to an entry's page, or to a cause's own page when the id names one."""
     entry_id, _, cause_id = full_id.partition("/")
-    return f"{BASE}{entry_id}/" + (f"#{cause_id}" if cause_id else "")
+    return f"{BASE}{entry_id}/" + (f"{cause_id}/" if cause_id else "")
+
+
+def cause_page(entry: Entry, cause_id: str, library: Library, fallback: Callable[[Entry], str]) -> str:
+    try:
+        from trainmedic.site.build import SiteError, render_cause_page
+    except ImportError:
+        return fallback(entry)
+    try:
+        return render_cause_page(entry, cause_id, library, base_url=BASE, app=True)
+    except SiteError as exc:
+        log.warning("site page for %s/%s is incomplete (%s); serving the plain page", entry.id, cause_id, exc)
+        return fallback(entry)
