@@ -148,3 +148,14 @@ def test_the_terminal_report_screenshot_for_the_docs() -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(svg, encoding="utf-8")
     assert len(shown) <= 25 and "worker-killed" in svg and "cdnjs" not in svg
+
+
+def test_the_markdown_report_says_each_command_once() -> None:
+    from trainmedic.api import diagnose
+    from trainmedic.report import rendered
+
+    d = diagnose(EXAMPLE)
+    md = rendered(d, "markdown")
+    assert d.primary is not None
+    for cmd in {*d.primary.verify, *(m.command for m in d.primary.missing)}:
+        assert md.count(cmd) == 1, cmd

@@ -156,3 +156,12 @@ def references(text: str, ids: Collection[str]) -> list[tuple[int, int, str]]:
     """(start, end, id) of each library id (`entry` or `entry/cause`) that `text` names: a fix step
     that points to another cause links to its page."""
     return [(m.start(), m.end(), m.group(0)) for m in _ID.finditer(text) if m.group(0) in ids]
+
+
+_CHECK = re.compile(r"; check with `([^`]*)`")
+
+
+def without_printed(why: str, printed: Collection[str]) -> str:
+    """An alternative's reason without its "; check with `CMD`" when CMD is printed elsewhere in the
+    report already: each command once."""
+    return _CHECK.sub(lambda m: "" if m.group(1) in printed else m.group(0), why)

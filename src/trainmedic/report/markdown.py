@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from trainmedic.model import Diagnosis
-from trainmedic.report.common import HEADLINES, collateral_by_rank, feedback, where
+from trainmedic.report.common import HEADLINES, collateral_by_rank, feedback, where, without_printed
 from trainmedic.util.text import code_fence, md_inline, printable, rank_label
 
 
@@ -31,7 +31,9 @@ def render(d: Diagnosis, out: TextIO, _color: bool = False) -> None:
         if p.verify:
             w("### Verify\n\n" + code_fence("\n".join(p.verify)) + "\n\n")
         if p.missing:
-            w("### Missing facts\n\n" + "".join(f"- {m.fact}: `{m.command}`\n" for m in p.missing) + "\n")
+            w("### Missing facts\n\n" + "".join(
+                f"- {m.fact}: " + ("the Verify command\n" if m.command in p.verify else f"`{m.command}`\n")
+                for m in p.missing) + "\n")
             back = feedback([m.topic for m in p.missing if m.topic], "cli")
             if back:
                 w(back + "\n\n")
@@ -43,9 +45,11 @@ def render(d: Diagnosis, out: TextIO, _color: bool = False) -> None:
         w("### New since the baseline\n\n" + "".join(
             f"- {md_inline(n.line.path)}:{n.line.number} {rank_label(n.line.rank)}: {md_inline(n.line.text[:300])}\n"
             for n in d.novel[:5]) + "\n")
+    printed = {*p.verify, *(m.command for m in p.missing)} if p is not None else set()
     if d.alternatives:
         w("### Alternatives\n\n" + "".join(
-            f"- `{a.id}` ({a.confidence:.0%}): {md_inline(a.why)}\n" for a in d.alternatives) + "\n")
+            f"- `{a.id}` ({a.confidence:.0%}): {md_inline(without_printed(a.why, printed))}\n"
+            for a in d.alternatives) + "\n")
     if d.collateral:
         w("### Collateral\n\n")
         for rank, items in collateral_by_rank(d):

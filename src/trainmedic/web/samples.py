@@ -25,18 +25,20 @@ class Sample:
     title: str
     source: str  # "lab" or "library"
     files: tuple[tuple[str, str], ...]  # (name, text)
+    detail: str = ""  # how the run was made, for the curious (a tooltip)
 
     def info(self) -> dict[str, object]:
         return {
             "id": self.id,
             "title": self.title,
+            "detail": self.detail,
             "source": self.source,
             "files": [n for n, _ in self.files],
             "bytes": sum(len(t.encode()) for _, t in self.files),
         }
 
 
-def lab_samples(root: Path = LAB_DIR) -> list[Sample]:
+def lab_samples(root: Path = LAB_DIR, library: Library | None = None) -> list[Sample]:
     """The lab cases that failed or hung, multi-rank ones first (they show the timeline best)."""
     manifest = root / "manifest.json"
     if not manifest.is_file():
@@ -63,10 +65,24 @@ def lab_samples(root: Path = LAB_DIR) -> list[Sample]:
             files.append((rel.split("/", 1)[1] if "/" in rel else rel, text))
         if not files or size > MAX_SAMPLE_BYTES:
             continue
-        title = f"{_describe(case['case'], described)} ({len(files)} file{'s' if len(files) > 1 else ''})"
-        out.append(Sample(f"lab-{case['case']}", title, "lab", tuple(files)))
+        detail = f"{_describe(case['case'], described)} ({len(files)} file{'s' if len(files) > 1 else ''})"
+        out.append(Sample(f"lab-{case['case']}", _plain_name(case, library) or detail, "lab", tuple(files), detail))
     out.sort(key=lambda s: (-len(s.files), s.id))
     return out
+
+
+def _plain_name(case: dict[str, object], library: Library | None) -> str:
+    """What a newcomer reads on the button: the failure, in the library's words, and how many ranks."""
+    expected = str(case.get("expected_id") or "")
+    if library is None or expected not in library.cause_ids:
+        return ""
+    name = library.cause(expected).title
+    ranks = case.get("expected_collateral_ranks") or []
+    n = len(ranks) + 1 if isinstance(ranks, list) and ranks else 1
+    files = case.get("files")
+    count = len(files) if isinstance(files, list) else 1
+    where = f"{n} ranks" if n > 1 else "one process"
+    return f"{name[:1].upper()}{name[1:]} ({where}, {count} file{'s' if count != 1 else ''})"
 
 
 def _describe(case: str, described: dict[str, str], depth: int = 0) -> str:
@@ -100,4 +116,4 @@ def library_samples(library: Library) -> list[Sample]:
 
 
 def all_samples(library: Library) -> dict[str, Sample]:
-    return {s.id: s for s in [*lab_samples(), *library_samples(library)]}
+    return {s.id: s for s in [*lab_samples(library=library), *library_samples(library)]}

@@ -10,7 +10,7 @@ from typing import Any
 
 from trainmedic.catalog import Library
 from trainmedic.report import rendered
-from trainmedic.report.common import feedback
+from trainmedic.report.common import feedback, without_printed
 from trainmedic.report.jsonout import diagnosis_from_json
 from trainmedic.web.encyclopedia import cause_role, cause_title, entry_url
 from trainmedic.web.store import Record, iso
@@ -69,8 +69,10 @@ def diagnosis_view(rec: Record, library: Library) -> dict[str, Any]:
         {"rank": r, "label": lane_label(r), "count": len(items), "rows": items[:MAX_COLLATERAL_PER_RANK]}
         for r, items in sorted(groups.items(), key=lambda kv: (kv[0] is None, kv[0] or 0))
     ]
+    printed = {*(p or {}).get("verify", []), *(m["command"] for m in (p or {}).get("missing", []))}
     alternatives = [{
-        **a, "url": entry_url(a["id"]), "title": cause_title(library, a["id"]),
+        **a, "why": without_printed(a.get("why", ""), printed),
+        "url": entry_url(a["id"]), "title": cause_title(library, a["id"]),
         "confidence_pct": round(100 * float(a.get("confidence", 0))),
     } for a in d.get("alternatives", [])]
     sent = {s["name"]: s for s in extra.get("sent", [])}
