@@ -432,6 +432,10 @@ def print_table(res: dict[str, Any]) -> None:
         f"targets: ratio >= 2 (got {_fmt(res.get('ratio'))}), peak RSS <= 300 MB (got "
         f"{_fmt(tm.get('peak_rss_mb'), '.0f') if tm.get('ok') else '-'})"
     )
+    if res.get("baseline_overhead") is not None:
+        base = res["tools"]["trainmedic_baseline"]
+        print(f"template mining with --baseline: +{res['baseline_overhead']:.0%} time (target <= +30 %), "
+              f"peak RSS {_fmt(base.get('peak_rss_mb'), '.0f')} MB (target <= 300)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -448,6 +452,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=3, help="repetitions of each command (median taken)")
     ap.add_argument("--tm-cmd", default=DEFAULT_TM_CMD, help="trainmedic command; {log} is the log path")
     ap.add_argument("--timeout", type=float, default=600, help="cap on one command, seconds")
+    ap.add_argument("--no-baseline", action="store_true", help="skip timing diagnose --baseline (template mining)")
     ap.add_argument(
         "--no-unicode-rg",
         action="store_true",
@@ -494,11 +499,25 @@ def main(argv: Sequence[str] | None = None) -> int:
             "rg_count": Tool("rg -c --no-unicode", [rg, *ascii_flags, *base, "-c", "--", str(log)], (0, 1)),
             "trainmedic": Tool("trainmedic", _tm_cmd(args.tm_cmd, log), (0, 1)),
         }
+        if not args.no_baseline:
+            # Template mining against a good run of the same job (issue: at most +30 % time): the good
+            # run is the log's first 64 MiB (progress, before anything failed), saved as a baseline.
+            good = args.out / "good.log"
+            with log.open("rb") as fh, good.open("wb") as out:
+                head = fh.read(64 * MiB)
+                out.write(head[: head.rfind(b"\n") + 1])
+            saved = args.out / "job.baseline"
+            subprocess.run([*_trainmedic(), "baseline", "save", str(good), "-o", str(saved)], check=True,
+                           capture_output=True, timeout=args.timeout)
+            good.unlink()
+            tools["trainmedic_baseline"] = Tool("trainmedic --baseline",
+                                                [*_tm_cmd(args.tm_cmd, log), "--baseline", str(saved)], (0, 1))
         diag_path = args.out / "diagnosis.json"
         print(f"warming the page cache with {log} ...", file=sys.stderr)
         _warm(log)
         for rep in range(args.reps):
-            order = ["rg", "rg_count", "trainmedic"] if rep % 2 == 0 else ["trainmedic", "rg_count", "rg"]
+            order = [k for k in ("rg", "rg_count", "trainmedic", "trainmedic_baseline") if k in tools]
+            order = order if rep % 2 == 0 else order[::-1]
             for key in order:
                 tool = tools[key]
                 run = measure(tool.cmd, diag_path if key == "trainmedic" else None, args.timeout)
@@ -516,6 +535,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         rg_version = subprocess.run([rg, "--version"], capture_output=True, text=True, check=False).stdout
         rg_version = rg_version.split("\n")[0]
         ratio = round(rg_s / tm_s, 2) if rg_s and tm_s and tools["trainmedic"].ok() else None
+        base_s = summaries.get("trainmedic_baseline", {}).get("seconds")
+        overhead = round(base_s / tm_s - 1.0, 3) if base_s and tm_s else None
         results: dict[str, Any] = {
             "schema": "trainmedic.bench/v1",
             "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -528,7 +549,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             "ratio_meaning": "rg seconds / trainmedic seconds (median wall); > 1 means trainmedic is faster",
             "rg_mode": "--no-unicode (ASCII \\b \\d \\w, as hyperscan without HS_FLAG_UCP); Unicode mode is "
             "timed separately on a sample because its \\b is pathologically slow on non-ASCII text",
-            "targets": {"ratio_min": 2.0, "peak_rss_mb_max": 300},
+            "baseline_overhead": overhead,
+            "baseline_overhead_meaning": "trainmedic --baseline seconds / trainmedic seconds - 1 (template mining "
+            "against a saved good run)",
+            "targets": {"ratio_min": 2.0, "peak_rss_mb_max": 300, "baseline_overhead_max": 0.30},
             "tools": summaries,
             "patterns": {
                 "count": len(accepted),
@@ -554,6 +578,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         (args.out / "sample.log").unlink(missing_ok=True)
         (args.out / "sample-small.log").unlink(missing_ok=True)
+        (args.out / "job.baseline").unlink(missing_ok=True)
         if generated and not args.keep:
             log.unlink(missing_ok=True)
             log.with_suffix(".truth.json").unlink(missing_ok=True)
