@@ -45,6 +45,9 @@ class Fingerprint:
     ignore_case: bool = False
     precursor: bool = False  # a warning before a failure: evidence for one, never a failure alone
     warning: bool = False  # a warning-level message: context for a failure, never one alone
+    # The framework saying it caught its cause and went on ("ran out of memory ..., skipping batch"):
+    # the failure just before it, with progress after, ended nothing.
+    handled: bool = False
 
 
 @dataclass(frozen=True)

@@ -84,6 +84,7 @@ class FingerprintSpec(_Strict):
     ambiguous: bool = False
     ignore_case: bool = False
     precursor: bool = False
+    handled: bool = False
     warning: bool = False
 
     _check_id = field_validator("id")(_kebab)
@@ -197,7 +198,7 @@ def _to_entry(spec: EntrySpec, source: str) -> Entry:
             role=c.role,
             mechanism=c.mechanism.strip(),
             fingerprints=tuple(
-                Fingerprint(f.id, f.regex, f.weight, f.ambiguous, f.ignore_case, f.precursor, f.warning)
+                Fingerprint(f.id, f.regex, f.weight, f.ambiguous, f.ignore_case, f.precursor, f.warning, f.handled)
                 for f in c.fingerprints
             ),
             fix=tuple(c.fix),

@@ -356,3 +356,36 @@ def test_a_precursor_before_an_unknown_failure_is_its_first_reading() -> None:
     d = _diagnose("more5b-nccl-horovod-lo-interface-connect-refused")
     assert d.primary is not None and d.primary.id == "unclassified-failure/error-lines"
     assert d.alternatives and d.alternatives[0].id == "nccl-error/socket-interface"
+
+
+def test_an_oom_the_framework_caught_and_skipped_is_not_the_failure() -> None:
+    """fairseq: 'THCudaCheck FAIL ... out of memory', then '| WARNING: ran out of memory on GPU #2, skipping
+    batch', and the progress bar goes on."""
+    d = _diagnose("more6a-healthy-fairseq-fconv-oom-skipping-batch")
+    assert d.verdict == "healthy", d.primary
+    assert any("handled by the framework" in n for n in d.notes)
+    # The same OOM without the framework's note, or with no progress after it, is the failure.
+    oom = "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 15.78 GiB total capacity)"
+    assert Diagnoser().diagnose(f"step 1 loss 0.5\n{oom}\nstep 2 loss 0.4\n".encode()).verdict == "failure"
+    skipped = f"step 1 loss 0.5\n{oom}\n| WARNING: ran out of memory on GPU #0, skipping batch\n"
+    assert Diagnoser().diagnose(skipped.encode()).verdict == "failure"
+
+
+def test_triton_without_a_c_compiler_is_a_compile_toolchain_failure() -> None:
+    d = _diagnose("more6a-compile-nnunet-resenc-triton-no-c-compiler")
+    assert d.primary is not None and d.primary.id == "torch-compile-failure/cpp-compile-error"
+
+
+def test_c10d_name_resolution_retries_are_warnings() -> None:
+    """'[W socket.cpp:558] [c10d] The IPv6 network addresses of (...) cannot be retrieved (gai error ...)'
+    repeats while pods start; the run went on."""
+    d = _diagnose("more6b-healthy-jobset-gai-error-while-pods-start")
+    assert d.verdict == "healthy", d.primary
+
+
+def test_an_exception_reraised_from_a_dataloader_worker_is_the_workers_exception() -> None:
+    """The traceback ends in `data.reraise()` with a message that failed to print: still a worker's
+    __getitem__ exception, on the rank that printed it."""
+    d = _diagnose("more6b-multirank-salmonn-rank3-libsndfile-epoch2")
+    assert d.primary is not None
+    assert (d.primary.id, d.primary.rank) == ("dataloader-worker-failure/getitem-exception", 3)

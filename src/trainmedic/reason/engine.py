@@ -33,7 +33,7 @@ from trainmedic.model import (
 )
 from trainmedic.reason import confidence, memory, notable, patterns, phase, templates
 from trainmedic.reason import facts as machine
-from trainmedic.reason.events import build_events, pid_of, precursors, strength, with_cause
+from trainmedic.reason.events import build_events, is_handled, pid_of, precursors, strength, with_cause
 from trainmedic.reason.templates import Baseline
 from trainmedic.util.text import rank_ranges
 
@@ -352,6 +352,15 @@ def _verdict(ctx: Context) -> Diagnosis:
     # A warning (a tokenizers fork notice, an fp16 overflow that skipped a step) is context, never a
     # failure alone, unless it shows the pattern that makes it one (the loss scale collapsing).
     initiating = _bottomed(ctx.library, initiating)
+    # The framework caught it and said so ("ran out of memory ..., skipping batch"), and training went on.
+    handled = [m for s in ctx.scans for m in s.matches if is_handled(ctx.library, m)]
+    caught = [e for e in initiating if _progress_after(ctx, e) and any(
+        m.cause == e.cause and m.line.path == e.path and 0 <= m.line.number - e.line <= _SAME_MESSAGE
+        for m in handled)]
+    if caught:
+        initiating = [e for e in initiating if e not in caught]
+        base = replace(base, notes=(*base.notes, *(
+            f"{e.cause} at {_where(e)} was handled by the framework, and training went on" for e in caught[:5])))
     warned = [e for e in initiating if e.warning and not _scale_collapsed(ctx, e)]
     if warned:
         initiating = [e for e in initiating if e not in warned]
@@ -412,7 +421,10 @@ def _error_lines(ctx: Context, base: Diagnosis, progress: dict[int | None, RankP
     """No fingerprint explains the run, but it stopped with error lines and never said it finished."""
     if any(s.done for s in ctx.scans):
         return None
-    lines = notable.after_progress(ctx.scans, progress)
+    # A framework's note that it caught a failure and went on ("ran out of memory ..., skipping
+    # batch") reads as an error by its words; it is the opposite.
+    caught = {(m.line.path, m.line.number) for s in ctx.scans for m in s.matches if is_handled(ctx.library, m)}
+    lines = [n for n in notable.after_progress(ctx.scans, progress) if (n.line.path, n.line.number) not in caught]
     if not lines:
         return None
     top = notable.quoted(lines)

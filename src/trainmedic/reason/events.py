@@ -165,6 +165,11 @@ def is_precursor(library: Library, m: Match) -> bool:
     return any(f.precursor for f in library.cause(m.cause).fingerprints if f.id == fp_id)
 
 
+def is_handled(library: Library, m: Match) -> bool:
+    fp_id = m.fingerprint.partition("#")[2]
+    return any(f.handled for f in library.cause(m.cause).fingerprints if f.id == fp_id)
+
+
 def precursors(library: Library, scans: list[ScanResult]) -> list[Match]:
     """Warnings that came before a possible failure (the guard's "fds at 90 % of ulimit -n")."""
     return [m for scan in scans for m in scan.matches if is_precursor(library, m)]
@@ -178,7 +183,7 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
         loose: list[Match] = []
         tbs = sorted(scan.tracebacks, key=lambda t: t.first_line)
         for m in sorted(scan.matches, key=lambda m: m.line.number):
-            if is_precursor(library, m):
+            if is_precursor(library, m) or is_handled(library, m):
                 continue
             owner = _owner(tbs, m.line)
             if owner is None:
