@@ -389,3 +389,9 @@ def test_an_exception_reraised_from_a_dataloader_worker_is_the_workers_exception
     d = _diagnose("more6b-multirank-salmonn-rank3-libsndfile-epoch2")
     assert d.primary is not None
     assert (d.primary.id, d.primary.rank) == ("dataloader-worker-failure/getitem-exception", 3)
+
+
+def test_a_gdb_backtrace_of_every_thread_is_evidence_of_a_hang() -> None:
+    """`thread apply all bt` ("Thread 21 (Thread 0x7f09d23e7700 (LWP 107942)):") taken from a stuck run."""
+    d = _diagnose("more5a-hang-torch-profiler-first-step-cupti-gdb")
+    assert d.verdict == "hang" and d.primary is not None and d.primary.id == "training-hang/stalled-progress"
