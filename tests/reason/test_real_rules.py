@@ -395,3 +395,23 @@ def test_a_gdb_backtrace_of_every_thread_is_evidence_of_a_hang() -> None:
     """`thread apply all bt` ("Thread 21 (Thread 0x7f09d23e7700 (LWP 107942)):") taken from a stuck run."""
     d = _diagnose("more5a-hang-torch-profiler-first-step-cupti-gdb")
     assert d.verdict == "hang" and d.primary is not None and d.primary.id == "training-hang/stalled-progress"
+
+
+def test_ctrl_c_in_fairseqs_batch_queue_is_a_dataloader_wait() -> None:
+    """fairseq's BufferedIterator hands the DataLoader's batches over a queue: interrupted there, the
+    main loop was waiting for data (the frames as CPython prints them; fairseq/data/iterators.py)."""
+    log = "\n".join([
+        "2021-05-04 10:00:00 | INFO | train_inner | epoch 002:    100 / 2000 loss=4.1, ups=1.2",
+        "^CTraceback (most recent call last):",
+        '  File "/workspace/fairseq/fairseq_cli/train.py", line 274, in train',
+        "    for i, samples in enumerate(progress):",
+        '  File "/workspace/fairseq/fairseq/data/iterators.py", line 648, in __next__',
+        "    item = self._queue.get(True)",
+        '  File "/usr/lib/python3.8/queue.py", line 170, in get',
+        "    self.not_empty.wait()",
+        '  File "/usr/lib/python3.8/threading.py", line 302, in wait',
+        "    waiter.acquire()",
+        "KeyboardInterrupt",
+    ])
+    d = Diagnoser().diagnose(log.encode() + b"\n")
+    assert d.primary is not None and d.primary.id == "dataloader-worker-failure/worker-hang"
