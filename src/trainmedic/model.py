@@ -190,6 +190,7 @@ class Traceback:
     truncated: bool = False  # the log ends inside it: no exception line, only frames
     ignored: bool = False  # printed under "Exception ignored in": Python went on, it ended nothing
     process: int | None = None  # mp.spawn's "-- Process N terminated with the following error:" above it
+    dump: bool = False  # a stack dump someone took of a live process (py-spy): where it waited, no error
 
     @property
     def final(self) -> str:

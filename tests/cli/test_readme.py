@@ -61,7 +61,7 @@ def test_progress_bar_on_a_terminal_for_inputs_over_50_mb(tmp_path: Path) -> Non
 
 def test_the_readme_shows_what_the_demo_prints() -> None:
     """The picture of a diagnosis in the README is the demo's real report at 80 columns (when the
-    library's calibration or wording changes, paste the report this prints into the README)."""
+    library's calibration or wording changes, `python scripts/readme_demo.py` rewrites it)."""
     import os
 
     from trainmedic.api import diagnose

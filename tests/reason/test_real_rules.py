@@ -415,3 +415,20 @@ def test_ctrl_c_in_fairseqs_batch_queue_is_a_dataloader_wait() -> None:
     ])
     d = Diagnoser().diagnose(log.encode() + b"\n")
     assert d.primary is not None and d.primary.id == "dataloader-worker-failure/worker-hang"
+
+
+def test_a_py_spy_dump_is_read_for_where_the_main_thread_waited() -> None:
+    """py-spy's dump of rank 0's main thread: blocked on the batch queue the DataLoader feeds, so the
+    data pipeline stopped delivering; the same dump in a collective stays a plain hang."""
+    d = _diagnose("more4-fairseq-rank0-dataloader-queue-hang")
+    assert d.primary is not None and d.primary.id == "dataloader-worker-failure/worker-hang"
+    assert any("a stack dump shows it" in e.text for e in d.primary.evidence)
+    collective = "\n".join([
+        'Thread 0x7FA6E7C01740 (idle): "MainThread"',
+        "    wait (torch/distributed/distributed_c10d.py:2501)",
+        "    all_reduce (torch/distributed/distributed_c10d.py:2488)",
+        "    train (train.py:88)",
+        "    <module> (train.py:120)",
+    ])
+    d = Diagnoser().diagnose(collective.encode() + b"\n")
+    assert d.primary is not None and d.primary.id == "training-hang/stalled-progress"

@@ -17,7 +17,7 @@ from typing import BinaryIO
 from trainmedic.logs.attribution import Attribution, host_from_path, parse_time, rank_from_path, split_prefix
 from trainmedic.logs.blocks import BLOCK, MAX_LINE, BlockSplitter, strip_ansi
 from trainmedic.logs.sources import InputError, Source, looks_binary
-from trainmedic.logs.tracebacks import assemble_traceback
+from trainmedic.logs.tracebacks import MAX_DUMP_FRAMES, assemble_stack_dump, assemble_traceback
 from trainmedic.model import Line, Marker, Match, Notable, RankProgress, ScanResult, SummaryRecord, Traceback
 from trainmedic.scan.database import (
     ERROR_LEVEL,
@@ -308,6 +308,12 @@ class Reader:
                 att = split_prefix(_decode(raw))
                 buf, at = window.buf(start)
                 headless = pattern.key == "headless-traceback"
+                if pattern.key == "stack-dump":
+                    tb_rank = att.rank if att.rank is not None else file_rank
+                    dump = assemble_stack_dump(_lines_from(buf, at, MAX_DUMP_FRAMES + 1), path, lineno, tb_rank)
+                    if dump is not None and len(result.tracebacks) < 2000:
+                        result.tracebacks.append(dump)
+                    continue
                 if headless:
                     if not _starts_headless(result.tracebacks, path, lineno, _lines_before(buf, at, 3)):
                         continue

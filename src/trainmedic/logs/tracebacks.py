@@ -105,3 +105,28 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
     interrupted = interrupted or any(e.startswith("KeyboardInterrupt") for e in exceptions[-1:])
     return Traceback(path, first_line, last, rank, tuple(frames[-60:]), tuple(exceptions), interrupted,
                      truncated=not exceptions)
+
+
+# py-spy's frame lines: "    get (queue.py:170)", "    __next__ (torch/utils/data/dataloader.py:631)"
+_PY_SPY_FRAME = re.compile(r"^[ \t]+([A-Za-z_<][\w.<>]*) \(([^()\n]+):(\d+)\)[ \t]*$")
+MAX_DUMP_FRAMES = 200
+
+
+def assemble_stack_dump(lines: Iterable[bytes], path: str, first_line: int, rank: int | None) -> Traceback | None:
+    """A py-spy dump of one thread: its frames, innermost first as py-spy prints them, turned into
+    Python's order and wording (`File "path", line N, in f`) so the traceback rules read where it
+    waited; None when no frame follows the header."""
+    frames: list[str] = []
+    last = first_line
+    for idx, raw in enumerate(lines):
+        if idx == 0:
+            continue
+        text = split_prefix(_text(raw)).rest
+        m = _PY_SPY_FRAME.match(text)
+        if m is None or len(frames) >= MAX_DUMP_FRAMES:
+            break
+        frames.append(f'File "{m.group(2)}", line {m.group(3)}, in {m.group(1)}')
+        last = first_line + idx
+    if not frames:
+        return None
+    return Traceback(path, first_line, last, rank, tuple(reversed(frames)), (), interrupted=True, dump=True)

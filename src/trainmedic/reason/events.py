@@ -38,8 +38,9 @@ def waiting_event(library: Library, tb: Traceback, order: int) -> Event | None:
         where = next((f for p, f in reversed(calls) if any(waits_in(s, p, f) for s in cause.stack_waits)), None)
         if where is None:
             continue
-        how = "interrupted" if tb.interrupted else "the log ends"
-        return _stack_event(cause, tb, f"{how} while waiting in {where}() (a traceback with no error)",
+        how = "a stack dump shows it" if tb.dump else "interrupted" if tb.interrupted else "the log ends"
+        kind = "a stack dump, no error" if tb.dump else "a traceback with no error"
+        return _stack_event(cause, tb, f"{how} while waiting in {where}() ({kind})",
                             "interrupted-wait", 0.7, ambiguous=False, order=order)
     return None
 

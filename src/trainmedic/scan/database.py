@@ -39,6 +39,9 @@ STRUCTURE: tuple[Pattern, ...] = (
     # A traceback pasted without its header (an issue thread's excerpt, a log cut by rotation): its
     # first frame line starts it. The reader takes only a frame with no frame or header above it.
     Pattern("headless-traceback", r'^[ \t]*File "[^"\n]+", line \d+, in ', "traceback"),
+    # py-spy's dump of a process's main thread ("Thread 0x7FA6E7C01740 (idle): \"MainThread\""): its
+    # frames say where a stuck run waited, read as a traceback's are.
+    Pattern("stack-dump", r'Thread 0x[0-9A-Fa-f]+ \((?:idle|active)[^)\n]*\): "MainThread"', "traceback"),
     Pattern("summary-record", r"rank +: \d+ \(local_rank: \d+\)", "summary"),
     # Not NCCL's "nranks": its INFO chatter repeats it on every communicator and would flood the matcher.
     Pattern("world-size", r"(?:world_size|WORLD_SIZE|num_processes)[=: ]+\d+", "world"),
