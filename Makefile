@@ -53,10 +53,11 @@ eval: $(STAMP)
 	$(BIN)/python -m trainmedic.evaluate $(if $(ACCEPT),--accept,) $(if $(CALIBRATE),--calibrate --accept,)
 	$(if $(CALIBRATE),$(BIN)/python scripts/readme_demo.py,)  # the README quotes the demo's confidence
 
-# The screenshots under docs/: the web diagnosis at 390 and 1280 px (the terminal report's is written by
-# every test run: it is the same each time).
+# The screenshots under docs/: the terminal report at 80 columns, the web diagnosis and a cause page at
+# 390 and 1280 px, the timeline of a 200 MB log.
 screenshots: $(STAMP)
 	TRAINMEDIC_DOCS_SHOTS=1 $(BIN)/python -m pytest -q tests/web/test_browser.py -k "sideways or large_file"
+	TRAINMEDIC_DOCS_SHOTS=1 $(BIN)/python -m pytest -q tests/cli/test_reports.py -k screenshot
 
 lab: $(STAMP)
 	$(BIN)/python scripts/capture_lab.py
