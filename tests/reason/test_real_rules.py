@@ -432,3 +432,25 @@ def test_a_py_spy_dump_is_read_for_where_the_main_thread_waited() -> None:
     ])
     d = Diagnoser().diagnose(collective.encode() + b"\n")
     assert d.primary is not None and d.primary.id == "training-hang/stalled-progress"
+
+
+def test_a_faulthandler_dump_is_read_for_where_the_main_thread_waited() -> None:
+    """faulthandler prints every thread, innermost frame first, the main thread last: the main thread's
+    wait decides (here fairseq's batch queue), another thread's does not (format: CPython's faulthandler.c)."""
+    def dump(*threads: list[str]) -> bytes:
+        out = ["step 41 loss 0.52"]
+        for i, frames in enumerate(threads):
+            head = "Current thread" if i == len(threads) - 1 else "Thread"
+            out += [f"{head} 0x00007f0c2d6b474{i} (most recent call first):", *frames, ""]
+        return "\n".join(out).encode()
+
+    queue = ['  File "/usr/lib/python3.8/threading.py", line 302 in wait',
+             '  File "/usr/lib/python3.8/queue.py", line 170 in get',
+             '  File "/workspace/fairseq/fairseq/data/iterators.py", line 648 in __next__',
+             '  File "/workspace/fairseq/fairseq_cli/train.py", line 274 in train']
+    collective = ['  File "/usr/lib/python3.10/site-packages/torch/distributed/distributed_c10d.py", line 2501 in all_reduce',
+                  '  File "train.py", line 88 in train']
+    d = Diagnoser().diagnose(dump(queue))
+    assert d.primary is not None and d.primary.id == "dataloader-worker-failure/worker-hang"
+    d = Diagnoser().diagnose(dump(queue, collective))  # the queue wait is another thread's
+    assert d.primary is not None and d.primary.id == "training-hang/stalled-progress"

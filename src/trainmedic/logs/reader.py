@@ -308,9 +308,10 @@ class Reader:
                 att = split_prefix(_decode(raw))
                 buf, at = window.buf(start)
                 headless = pattern.key == "headless-traceback"
-                if pattern.key == "stack-dump":
+                if pattern.key in ("stack-dump", "faulthandler-dump"):
                     tb_rank = att.rank if att.rank is not None else file_rank
-                    dump = assemble_stack_dump(_lines_from(buf, at, MAX_DUMP_FRAMES + 1), path, lineno, tb_rank)
+                    dump = assemble_stack_dump(_lines_from(buf, at, MAX_DUMP_FRAMES + 3), path, lineno, tb_rank,
+                                               faulthandler=pattern.key == "faulthandler-dump")
                     if dump is not None and len(result.tracebacks) < 2000:
                         result.tracebacks.append(dump)
                     continue

@@ -112,21 +112,38 @@ _PY_SPY_FRAME = re.compile(r"^[ \t]+([A-Za-z_<][\w.<>]*) \(([^()\n]+):(\d+)\)[ \
 MAX_DUMP_FRAMES = 200
 
 
-def assemble_stack_dump(lines: Iterable[bytes], path: str, first_line: int, rank: int | None) -> Traceback | None:
-    """A py-spy dump of one thread: its frames, innermost first as py-spy prints them, turned into
-    Python's order and wording (`File "path", line N, in f`) so the traceback rules read where it
-    waited; None when no frame follows the header."""
+# faulthandler's: '  File "/usr/lib/python3.8/queue.py", line 170 in get'
+_FH_FRAME = re.compile(r'^[ \t]+File "([^"\n]+)", line (\d+) in ([A-Za-z_<][\w.<>]*)[ \t]*$')
+_FH_THREAD = re.compile(r"(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\):")
+
+
+def assemble_stack_dump(lines: Iterable[bytes], path: str, first_line: int, rank: int | None, *,
+                        faulthandler: bool = False) -> Traceback | None:
+    """A dump of one thread (py-spy's, or faulthandler's), its frames innermost first as both print
+    them, turned into Python's order and wording (`File "path", line N, in f`) so the traceback rules
+    read where it waited. None when no frame follows the header, or, for faulthandler, when another
+    thread follows: faulthandler lists the main thread last."""
     frames: list[str] = []
     last = first_line
+    after: str | None = None
     for idx, raw in enumerate(lines):
         if idx == 0:
             continue
         text = split_prefix(_text(raw)).rest
-        m = _PY_SPY_FRAME.match(text)
-        if m is None or len(frames) >= MAX_DUMP_FRAMES:
-            break
-        frames.append(f'File "{m.group(2)}", line {m.group(3)}, in {m.group(1)}')
+        if faulthandler:
+            m = _FH_FRAME.match(text)
+            frame = f'File "{m.group(1)}", line {m.group(2)}, in {m.group(3)}' if m else None
+        else:
+            m = _PY_SPY_FRAME.match(text)
+            frame = f'File "{m.group(2)}", line {m.group(3)}, in {m.group(1)}' if m else None
+        if frame is None or len(frames) >= MAX_DUMP_FRAMES:
+            if text.strip() or after is not None:
+                after = text
+                break
+            after = ""  # one blank line may separate two threads' dumps
+            continue
+        frames.append(frame)
         last = first_line + idx
-    if not frames:
+    if not frames or (faulthandler and after is not None and _FH_THREAD.search(after)):
         return None
     return Traceback(path, first_line, last, rank, tuple(reversed(frames)), (), interrupted=True, dump=True)

@@ -42,6 +42,9 @@ STRUCTURE: tuple[Pattern, ...] = (
     # py-spy's dump of a process's main thread ("Thread 0x7FA6E7C01740 (idle): \"MainThread\""): its
     # frames say where a stuck run waited, read as a traceback's are.
     Pattern("stack-dump", r'Thread 0x[0-9A-Fa-f]+ \((?:idle|active)[^)\n]*\): "MainThread"', "traceback"),
+    # faulthandler's dump (dump_traceback_later, a registered signal): every thread, innermost frame
+    # first, the main thread last.
+    Pattern("faulthandler-dump", r"(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\):", "traceback"),
     Pattern("summary-record", r"rank +: \d+ \(local_rank: \d+\)", "summary"),
     # Not NCCL's "nranks": its INFO chatter repeats it on every communicator and would flood the matcher.
     Pattern("world-size", r"(?:world_size|WORLD_SIZE|num_processes)[=: ]+\d+", "world"),
