@@ -244,3 +244,23 @@ def test_ranks_waiting_for_the_nccl_unique_id_name_rank_0() -> None:
     d = diagnose_with("\n".join(msg.format(r=r) for r in (1, 2, 3)).encode() + b"\n")
     p = d["primary"]
     assert (p["id"], p["rank"]) == ("nccl-timeout/store-barrier-timeout", 0)
+
+
+def test_an_unknown_error_on_every_rank_but_one_names_the_quiet_rank() -> None:
+    """A message no signature knows (a timeout in a framework's own words) raised by ranks 1-3, none by
+    rank 0: rank 0 is the one they waited for. Raised by every rank, it is a shared error, not a wait."""
+    steps = [f"[rank{r}]: step 10 loss 0.5" for r in range(4)]
+    err = "[rank{r}]: RuntimeError: Frobnicator lease lost after waiting 600 s for a peer"
+    d = diagnose_with("\n".join([*steps, *(err.format(r=r) for r in (1, 2, 3))]).encode() + b"\n")
+    assert (d["primary"]["id"], d["primary"]["rank"]) == ("unclassified-failure/uncaught-exception", 0)
+    d = diagnose_with("\n".join([*steps, *(err.format(r=r) for r in (0, 1, 2, 3))]).encode() + b"\n")
+    assert d["primary"]["rank"] == 0 and "every rank but" not in d["primary"]["why"]
+
+
+def test_error_lines_on_every_rank_but_one_name_the_quiet_rank() -> None:
+    """Error-worded lines no signature knows (no traceback), the same on ranks 1-3 and none on rank 0."""
+    steps = [f"[rank{r}]: step 10 loss 0.5" for r in range(4)]
+    err = "[rank{r}]: ERROR frobnicator: lease lost after 600 s without a heartbeat from the leader"
+    d = diagnose_with("\n".join([*steps, *(err.format(r=r) for r in (1, 2, 3))]).encode() + b"\n")
+    assert (d["primary"]["id"], d["primary"]["rank"]) == ("unclassified-failure/error-lines", 0)
+    assert "printed none" in d["primary"]["why"]

@@ -26,6 +26,7 @@ from trainmedic.model import (
     Line,
     Match,
     MissingFact,
+    Notable,
     RankProgress,
     ScanResult,
     SummaryRecord,
@@ -434,7 +435,26 @@ def _error_lines(ctx: Context, base: Diagnosis, progress: dict[int | None, RankP
            f"and no sign that it finished; the first is at {first.path}:{first.number}"
            + (f" (rank {first.rank})" if first.rank is not None else ""))
     primary = _unknown(ctx, [n.line for n in top], first, 0.55 if fatal else 0.45, why, time=first.time)
+    silent = _silent_rank(ctx, lines)
+    if silent is not None:
+        # Every other rank printed the same error and one printed none: the others were waiting for it.
+        why = (f"no signature explains this run; every rank but {silent} printed the same error (first at "
+               f"{first.path}:{first.number}) and rank {silent} printed none: it is the one they waited for")
+        primary = replace(primary, rank=silent, host=None, why=sentence(why),
+                          confidence=round(confidence.clamp(primary.confidence * 0.9), 4))
     return replace(base, verdict="failure", primary=primary)
+
+
+def _silent_rank(ctx: Context, lines: Sequence[Notable]) -> int | None:
+    """The one expected rank that printed no error when every other rank printed the same one."""
+    by_rank: dict[int, set[str]] = {}
+    for n in lines:
+        if n.line.rank is not None:
+            by_rank.setdefault(n.line.rank, set()).add(notable.template(n.line.text))
+    if len(by_rank) < 2 or not set.intersection(*by_rank.values()):
+        return None
+    quiet = sorted(_expected_ranks(ctx) - set(by_rank))
+    return quiet[0] if len(quiet) == 1 else None
 
 
 # A loss scale named in an overflow line: "loss scale: 32, reducing to 16" (DeepSpeed), "reducing
@@ -628,7 +648,18 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
         why_parts.append(f"the {len(coll)} later failure{'s' if len(coll) != 1 else ''}{on} followed from it")
     missing = _missing(ctx, first.cause) if (first.ambiguous and not is_confirmed) or conf < 0.8 else ()
     host = first.host or next((r.host for s in ctx.scans for r in s.summaries if r.rank == first.rank and r.host), None)
-    primary = _finding(ctx, first.cause, confidence_=conf, rank=first.rank, host=host, time=first.time,
+    rank = first.rank
+    if first.cause in ctx.library.fallbacks:
+        # An error no signature knows, raised alike by every rank but one: the quiet one is where it
+        # started (the others failed waiting for it), as with a timeout no signature names.
+        same = {e.rank for e in (first, *also_collateral) if e.cause == first.cause and e.rank is not None}
+        quiet = sorted(_expected_ranks(ctx) - same)
+        if len(same) >= 2 and len(quiet) == 1:
+            rank, host = quiet[0], None
+            why_parts = [f"every rank but {rank} raised the same error no signature knows, and rank {rank} "
+                         f"raised none: it is the one they waited for"]
+            conf = confidence.clamp(conf * 0.6)
+    primary = _finding(ctx, first.cause, confidence_=conf, rank=rank, host=host, time=first.time,
                        evidence=_evidence(evidence_lines), missing=missing, why="; ".join(why_parts))
     conf = primary.confidence  # calibrated: what the alternatives share is what it leaves
     alts: list[Alternative] = []
