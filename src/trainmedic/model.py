@@ -343,6 +343,9 @@ class RankProgress:
     loss_last: float | None = None
     losses: int = 0
     spike: tuple[int, str, float] | None = None  # (line, text, loss / earlier minimum) of the largest jump
+    # AverageMeter's iteration 0 ("Time 203.6 (203.6)  Data 196.4 (196.4)"): the workers' start-up, left
+    # out of the running averages later lines give (step time, data time).
+    first_meters: tuple[float, float] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"rank": self.rank, "step": self.step, "path": self.path, "line": self.line, "text": self.text}

@@ -454,3 +454,18 @@ def test_a_faulthandler_dump_is_read_for_where_the_main_thread_waited() -> None:
     assert d.primary is not None and d.primary.id == "dataloader-worker-failure/worker-hang"
     d = Diagnoser().diagnose(dump(queue, collective))  # the queue wait is another thread's
     assert d.primary is not None and d.primary.id == "training-hang/stalled-progress"
+
+
+def test_averagemeter_running_averages_say_how_long_the_steps_waited_for_data() -> None:
+    """pytorch/examples' ProgressMeter prints running averages in parentheses: after 200 iterations
+    they say 95 % of each step waited for data, though the line's own figures (0.001 s) do not; the
+    start-up's iteration 0 is left out, so a slow first batch alone is no starvation."""
+    d = _diagnose("more5a-starvation-simplenet-imagenet-first-batches")
+    assert d.primary is not None and d.primary.id == "input-pipeline-starvation/slow-input"
+    head = "Epoch: [0][  0/5005]\tTime 203.582 (203.582)\tData 196.425 (196.425)\tLoss 6.9348 (6.9348)"
+    later = "Epoch: [0][200/5005]\tTime 0.550 ( 1.560)\tData 0.001 ( 0.980)\tLoss 6.7401 (6.8409)"
+    assert Diagnoser().diagnose(f"{head}\n{later}\n".encode()).verdict == "healthy"
+    # the same two lines with a pipeline that stayed slow: starvation
+    slow = later.replace("( 1.560)", "(12.315)").replace("( 0.980)", "(11.761)")
+    starved = Diagnoser().diagnose(f"{head}\n{slow}\n".encode())
+    assert starved.primary is not None and starved.primary.id == "input-pipeline-starvation/slow-input"

@@ -56,7 +56,9 @@ _OWN_LEVEL = linear.compile_bytes(ERROR_LEVEL)
 _NUM = r"(\d{1,12}(?:\.\d{1,12})?)"
 _DATA_TIME = re.compile(r"\bdata_time[:=] ?" + _NUM)
 _STEP_TIME = re.compile(r"(?<![\w.])time[:=] ?" + _NUM)
-_METERS = re.compile(r"\bTime +" + _NUM + r" \( *[0-9.]{1,20}\)[ \t]+Data +" + _NUM + r" \(")
+_METERS = re.compile(r"\bTime +" + _NUM + r" \( *" + _NUM + r"\)[ \t]+Data +" + _NUM + r" \( *" + _NUM + r"\)")
+AVERAGED = 100  # iterations behind an AverageMeter's running average before it stands for the run
+_METERS_AT = re.compile(r"\[ *(\d{1,9})/\d{1,9}\]")  # ProgressMeter pads the batch index: "[  0/5005]"
 # "loss: 0.41", "loss=0.41", "Loss : 0.0482", nanoGPT's "loss 3.9883,", AverageMeter's "Loss 6.93 (6.84)"
 _LOSS = re.compile(r"(?<![\w.'])'?[Ll]oss'?(?: ?[:=] ?| )" + _NUM[:-1] + r"(?:e[+-]?\d{1,3})?)")
 
@@ -575,9 +577,21 @@ def _metrics(prev: RankProgress | None, now: RankProgress, text: str) -> RankPro
     data_time, step_time, timed = (prev.data_time, prev.step_time, prev.timed) if prev else (0.0, 0.0, 0)
     loss_min, loss_last, losses, spike = (prev.loss_min, prev.loss_last, prev.losses, prev.spike) if prev else (
         None, None, 0, None)
+    first_meters = prev.first_meters if prev else None
     meters = _METERS.search(text)
-    if meters is not None:
-        step_time, data_time, timed = step_time + float(meters[1]), data_time + float(meters[2]), timed + 1
+    bracket = _METERS_AT.search(text) if meters is not None else None
+    done = int(bracket[1]) if bracket is not None else None  # iterations before this one in the epoch
+    if meters is not None and done == 0:
+        first_meters = (float(meters[1]), float(meters[3]))
+    if meters is not None and done is not None and done >= AVERAGED:
+        # The running averages cover every iteration of the epoch so far: they say more than the
+        # instantaneous figures of the few lines printed (the start-up's iteration 0 left out).
+        skip_step, skip_data = first_meters or (0.0, 0.0)
+        step_time = max(float(meters[2]) * (done + 1) - skip_step, 0.0)
+        data_time = max(float(meters[4]) * (done + 1) - skip_data, 0.0)
+        timed = done
+    elif meters is not None:
+        step_time, data_time, timed = step_time + float(meters[1]), data_time + float(meters[3]), timed + 1
     else:
         data = _DATA_TIME.search(text)
         step = _STEP_TIME.search(text) if data is not None else None
@@ -593,7 +607,7 @@ def _metrics(prev: RankProgress | None, now: RankProgress, text: str) -> RankPro
         loss_min = loss if loss_min is None else min(loss_min, loss)
         loss_last, losses = loss, losses + 1
     return RankProgress(now.rank, now.step, now.path, now.line, now.text, data_time, step_time, timed,
-                        loss_min, loss_last, losses, spike)
+                        loss_min, loss_last, losses, spike, first_meters)
 
 
 class ScanState:

@@ -38,7 +38,7 @@ def starved(library: Library, progress: dict[int | None, RankProgress]) -> Patte
         worst = max(timed, key=lambda p: p.data_time / p.step_time)
         share = worst.data_time / worst.step_time
         if share >= cause.data_wait_share:
-            why = (f"waiting for data took {share:.0%} of step time over {worst.timed} metric lines "
+            why = (f"waiting for data took {share:.0%} of step time over {worst.timed} timed steps "
                    f"({worst.data_time:.1f} s of {worst.step_time:.1f} s): the GPU waits on the input pipeline")
             return Pattern(cause.full_id, worst, worst.line, worst.text, why, failed=True)
     return None
