@@ -78,8 +78,13 @@ def test_ranks_named_by_launchers_and_messages() -> None:
     assert launcher_rank("Exception: process 3 terminated with signal SIGKILL") == 3
     mpi = "mpirun noticed that process rank 5 with PID 0 on node node1 exited on signal 9 (Killed)."
     assert launcher_rank(mpi) == 5
+    # DeepSpeed's and the legacy launcher's lines print the LAST spawned worker's command (deepspeed/
+    # launcher/launch.py sigkill_handler reuses the spawn loop's `cmd`): its --local_rank names no one.
     ds = "['/usr/bin/python', '-u', 'main.py', '--local_rank=1', '--zero_stage', '0'] exits with return code = 1"
-    assert launcher_rank(ds) == 1
+    assert launcher_rank(ds) is None
+    legacy = ("subprocess.CalledProcessError: Command '['/usr/bin/python', '-u', 'train.py', '--local_rank=7']' "
+              "returned non-zero exit status -11.")
+    assert launcher_rank(legacy) is None
     assert launcher_rank("Parameter indices which did not receive grad for rank 2: 362 363") is None
     assert rank_in_text("Parameter indices which did not receive grad for rank 2: 362 363") == 2
     assert rank_in_text("RuntimeError: [2]: params[4] in this process with sizes [243, 256] appears not to match") == 2

@@ -26,6 +26,9 @@ MORE_SPECIFIC = {
     # Alone, the launcher's line that one rank failed on its own says which rank, not why.
     ("launcher-teardown/failure-summary", "unclassified-failure/process-exited"),
     ("launcher-teardown/failure-summary", "native-crash/abort"),  # "failed (exitcode: -6)": the signal says SIGABRT
+    # The legacy launcher's CalledProcessError names its last worker's command, not the failed one's:
+    # with no rank to blame it is the launcher's failure report.
+    ("unclassified-failure/process-exited", "launcher-teardown/failure-summary"),
     # Alone, with no DataLoader in sight, CUDA re-initialised in a fork is the process-level cause.
     ("dataloader-worker-failure/cuda-in-forked-worker", "cuda-reinit-forked/fork-after-cuda-init"),
 }

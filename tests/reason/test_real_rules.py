@@ -469,3 +469,44 @@ def test_averagemeter_running_averages_say_how_long_the_steps_waited_for_data() 
     slow = later.replace("( 1.560)", "(12.315)").replace("( 0.980)", "(11.761)")
     starved = Diagnoser().diagnose(f"{head}\n{slow}\n".encode())
     assert starved.primary is not None and starved.primary.id == "input-pipeline-starvation/slow-input"
+
+
+def test_an_ignored_exception_cut_off_by_the_log_is_no_hang() -> None:
+    """Python printed it under "Exception ignored in" and went on; that the excerpt ends inside it
+    does not make the DataLoader's destructor a stuck process."""
+    log = "\n".join([
+        "step 120 loss 0.41",
+        "Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x7f0c8c1b5e50>",
+        "Traceback (most recent call last):",
+        '  File "/usr/lib/python3.10/site-packages/torch/utils/data/dataloader.py", line 1479, in __del__',
+        "    self._shutdown_workers()",
+        '  File "/usr/lib/python3.10/site-packages/torch/utils/data/dataloader.py", line 1443, in _shutdown_workers',
+        "    self.worker_result_queue.get()",
+    ])
+    d = Diagnoser().diagnose(log.encode() + b"\n")
+    assert d.primary is None or d.primary.id != "dataloader-worker-failure/worker-hang", d.primary
+
+
+@pytest.mark.parametrize(("case_id", "cause", "rank"), [
+    # NCCL's own hang warning names the rank around which the collective calls differ
+    ("more7c-lightning-nccl-mismatch-around-rank1", "rank-desync/mismatched-collectives", 1),
+    # Megatron core's NaN check before the data-parallel reduction, on the rank that printed it
+    ("more7c-nemo-dapt-rank2-nan-grad-norm", "nan-loss/nonfinite-loss", 2),
+])
+def test_messages_that_name_the_rank(case_id: str, cause: str, rank: int) -> None:
+    d = _diagnose(case_id)
+    assert d.primary is not None and (d.primary.id, d.primary.rank) == (cause, rank)
+
+
+def test_monitored_barrier_names_the_rank_that_did_not_arrive_not_the_monitor() -> None:
+    """Rank 0 says "Rank 2 failed to pass monitoredBarrier"; ranks 1 and 3 say "check rank 0 logs for
+    faulty rank": rank 0 is where to read, rank 2 is the one."""
+    d = _diagnose("more7c-cosyvoice-rank2-monitored-barrier-uneven")
+    assert d.primary is not None and d.primary.rank == 2
+
+
+def test_srun_names_the_task_that_exited_on_its_own() -> None:
+    from trainmedic.logs.attribution import launcher_rank
+
+    assert launcher_rank("srun: error: node1: task 5: Exited with exit code 1") == 5
+    assert launcher_rank("srun: error: node1: tasks 3,7: Killed") is None

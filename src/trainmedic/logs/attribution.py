@@ -26,14 +26,16 @@ _GLUED_RANK = re.compile(r"\[[EWIF][^\]\n]{0,60}\.cpp:\d{1,6}\] \[Rank (\d{1,6})
 _LEADING_TIME = re.compile(r"\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?\]? ")
 # Where a launcher or a message names the rank that failed, in the words of each launcher and version:
 # torchrun's agent ("failed (exitcode: -9) local_rank: 1 (pid: 42)"), its summary ("rank: 3 (local_rank:
-# 3)"), mp.spawn ("process 3 terminated with signal SIGKILL"), the DeepSpeed launcher (the failing
-# command's "--local_rank=1 ... exits with return code = 1"), DDP and NCCL messages ("for rank 2",
-# "[Rank 2]"), and prefixes that a timestamp pushed off the start of the line.
+# 3)"), mp.spawn ("process 3 terminated with signal SIGKILL"), DDP and NCCL messages ("for rank 2",
+# "[Rank 2]"), and prefixes that a timestamp pushed off the start of the line. Not the DeepSpeed
+# launcher's "CMD exits with return code = 1" nor the legacy torch.distributed.launch's
+# CalledProcessError: both print the command of the LAST worker they spawned (the spawn loop's `cmd`),
+# whichever failed, so its --local_rank names no one.
 _LAUNCHER_RANK = re.compile(
     r"local_rank: (\d{1,6}) \(pid"
     r"|\brank *: *(\d{1,6}) \(local_rank"
     r"|\bprocess (\d{1,6}) terminated with (?:signal|exit code)"
-    r"|--local_rank=(\d{1,6})\b[^\n]{0,4000}(?:exits with return code|returned non-zero exit status|died with <)"
+    r"|\bsrun: error: [^:\n]{1,255}: task (\d{1,6}): Exited with exit code"  # srun's task number is the rank
     r"|\bnoticed that process rank (\d{1,6}) with PID"  # Open MPI's mpirun, PRRTE's prterun
 )
 _MESSAGE_RANK = re.compile(
@@ -105,7 +107,8 @@ def rank_in_text(text: str) -> int | None:
 # rank 0 logs for faulty rank.", "Rank 3 failed to pass monitoredBarrier"), ProcessGroupNCCL's first
 # collective ("[3] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d ...").
 _FAULTY_RANK = re.compile(r"check rank (\d{1,6}) logs for faulty rank|\bRank (\d{1,6}) failed to pass monitoredBarrier"
-                          r"|retrieving ncclUniqueId from \[(\d{1,6})\] via c10d")
+                          r"|retrieving ncclUniqueId from \[(\d{1,6})\] via c10d"
+                          r"|collective mismatch around rank (\d{1,6})")  # NCCL's init.cc hang warning
 
 
 def faulty_rank(text: str) -> int | None:

@@ -726,7 +726,11 @@ def _suspects(ctx: Context, events: list[Event], progress: dict[int | None, Rank
                       - timed_out)
     if own_exit:
         return own_exit, "exited"
-    named = sorted({r for e in cascades for ln in e.evidence[:4] if (r := faulty_rank(ln.text)) is not None})
+    lines = [ln for e in cascades for ln in e.evidence[:4]]
+    # monitored_barrier: rank 0 names the rank that did not arrive ("Rank 2 failed to pass
+    # monitoredBarrier"); the other ranks only point at rank 0's log ("check rank 0 logs for faulty rank").
+    named = sorted({r for ln in lines if "failed to pass" in ln.text and (r := faulty_rank(ln.text)) is not None}
+                   or {r for ln in lines if (r := faulty_rank(ln.text)) is not None})
     if named:
         return named, "named"
     if 0 not in timed_out and any(

@@ -193,7 +193,9 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
                 by_tb[owner].append(m)
         # A run interrupted by hand while it waited is judged by where it waited, not by the generic
         # exception line (KeyboardInterrupt) that ends its traceback.
+        # (Not one Python printed under "Exception ignored in" and went on from, cut off or not.)
         stalls = {i: waiting_event(library, tb, 0) for i, tb in enumerate(tbs) if (tb.interrupted or tb.truncated)
+                  and not (tb.ignored and not tb.interrupted)
                   and all(m.cause in library.fallbacks for m in by_tb.get(i, ()))}
         waiting = {i for i, ev in stalls.items() if ev is not None or (tbs[i].truncated and i not in by_tb)}
         stall_at = {tbs[i].first_line: stalls[i] for i in waiting}  # one traceback starts on each line
