@@ -510,3 +510,8 @@ def test_srun_names_the_task_that_exited_on_its_own() -> None:
 
     assert launcher_rank("srun: error: node1: task 5: Exited with exit code 1") == 5
     assert launcher_rank("srun: error: node1: tasks 3,7: Killed") is None
+
+
+def test_the_quoted_raise_of_recvfds_is_fd_exhaustion_when_the_log_is_cut_before_the_error() -> None:
+    d = _diagnose("more7a-dlw-fd-ancdata-speechbrain-32-workers")
+    assert d.primary is not None and d.primary.id == "dataloader-worker-failure/fd-exhaustion"
