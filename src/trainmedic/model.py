@@ -191,6 +191,7 @@ class Traceback:
     ignored: bool = False  # printed under "Exception ignored in": Python went on, it ended nothing
     process: int | None = None  # mp.spawn's "-- Process N terminated with the following error:" above it
     dump: bool = False  # a stack dump someone took of a live process (py-spy): where it waited, no error
+    thread: bool = False  # printed under "Exception in thread NAME:": a helper thread died, not the process
 
     @property
     def final(self) -> str:

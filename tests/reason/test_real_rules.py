@@ -515,3 +515,13 @@ def test_srun_names_the_task_that_exited_on_its_own() -> None:
 def test_the_quoted_raise_of_recvfds_is_fd_exhaustion_when_the_log_is_cut_before_the_error() -> None:
     d = _diagnose("more7a-dlw-fd-ancdata-speechbrain-32-workers")
     assert d.primary is not None and d.primary.id == "dataloader-worker-failure/fd-exhaustion"
+
+
+def test_a_helper_thread_that_died_after_the_run_finished_ended_nothing() -> None:
+    """YOLOX says "Training of experiment is done", then the pin_memory thread's "Exception in thread
+    Thread-1:" traceback: the main thread had finished. The same traceback with no such line is a failure."""
+    d = _diagnose("more7a-healthy-yolox-pin-memory-connreset-after-done")
+    assert d.verdict == "healthy", d.primary
+    log = _case("more7a-healthy-yolox-pin-memory-connreset-after-done").log
+    unfinished = "\n".join(ln for ln in log.splitlines() if "is done" not in ln)
+    assert Diagnoser().diagnose(unfinished.encode()).verdict == "failure"

@@ -336,8 +336,11 @@ class Reader:
                         # "Exception ignored in: ..." (a destructor, an atexit hook): Python printed it
                         # and went on; the exception did not end the run.
                         above = _lines_before(buf, at, 1)
-                        if above and split_prefix(_decode(above[0])).rest.lstrip().startswith("Exception ignored"):
+                        said = split_prefix(_decode(above[0])).rest.lstrip() if above else ""
+                        if said.startswith("Exception ignored"):
                             tb = replace(tb, ignored=True)
+                        elif said.startswith("Exception in thread "):
+                            tb = replace(tb, thread=True)
                         result.tracebacks.append(tb)
                 continue
             if pattern.kind == "summary":

@@ -225,6 +225,10 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
                 echo_of = library.frame_owner(tb.frames)
                 if echo_of is not None:  # the launcher's own traceback: an echo of its workers' failure
                     event = replace(event, cause=echo_of, role=library.cause(echo_of).role)
+            if event is not None and tb is not None and tb.thread and scan.done:
+                # A helper thread (pin_memory, a logger) died, and the run says it finished: the main
+                # thread did its work; the thread's error ended nothing.
+                event = None
             if event is not None and tb is not None and tb.ignored and (
                     event.cause in library.fallbacks
                     or all(split_prefix(ln.text).rest.lstrip().startswith('File "') for ln in event.evidence)):
