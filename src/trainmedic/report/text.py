@@ -101,8 +101,8 @@ def _wrap(block: _Block, width: int | None) -> list[Text]:
 
 
 class _Limits:
-    """How much of each part the report shows: the terminal report trims fix steps, collateral
-    kinds and alternatives, in that order, until it fits its line budget."""
+    """How much of each part the report shows: the terminal report trims alternatives, collateral
+    kinds and fix steps, in that order, until it fits its line budget."""
 
     def __init__(self, fix: int = FIX_SHOWN, collateral: int = COLLATERAL_SHOWN, alternatives: int = 3) -> None:
         self.fix, self.collateral, self.alternatives = fix, collateral, alternatives
@@ -281,8 +281,8 @@ BUDGET = 25  # lines of the terminal report, when its width is known
 
 def lines(d: Diagnosis, width: int | None = 80) -> list[Text]:
     """The report as it shows `width` columns wide (None: one line per item, unwrapped, nothing
-    trimmed); a wrapped report gives up fix steps, then collateral kinds, then alternatives (each
-    named as left out) until it fits BUDGET lines, and stops there."""
+    trimmed); a wrapped report gives up its alternatives, then collateral kinds (down to two), then
+    fix steps (down to one), each named as left out, until it fits BUDGET lines, and stops there."""
     def wrapped(lim: _Limits) -> list[Text]:
         return [t for b in blocks(d, lim) for t in _wrap(b, width)]
 
