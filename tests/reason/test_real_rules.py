@@ -525,3 +525,10 @@ def test_a_helper_thread_that_died_after_the_run_finished_ended_nothing() -> Non
     log = _case("more7a-healthy-yolox-pin-memory-connreset-after-done").log
     unfinished = "\n".join(ln for ln in log.splitlines() if "is done" not in ln)
     assert Diagnoser().diagnose(unfinished.encode()).verdict == "failure"
+
+
+def test_a_task_that_exited_with_its_own_code_before_the_step_was_cancelled_is_the_failure() -> None:
+    """srun: "task 5: Exited with exit code 1", then the step "CANCELLED" (no reason) and every other
+    task Killed: srun tore the step down after task 5 failed; the scheduler did not stop the job."""
+    d = _diagnose("more7c-deit-srun-task5-exit1-others-killed")
+    assert d.primary is not None and (d.primary.id, d.primary.rank) == ("unclassified-failure/process-exited", 5)

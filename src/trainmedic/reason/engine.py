@@ -368,9 +368,12 @@ def _verdict(ctx: Context) -> Diagnosis:
         base = replace(base, notes=(*base.notes, *(
             f"warning at {_where(e)} ({e.cause}): a warning alone is not a failure" for e in warned[:5])))
     # A failure no signature knows (an uncaught exception) leads only when no known cause does.
+    # (Unless every known cause is an ambiguous sign that came after it: a step "CANCELLED" with no
+    # reason after a task exited with its own error code is srun tearing the step down.)
     fallbacks = [e for e in initiating if e.cause in ctx.library.fallbacks]
-    if fallbacks and len(fallbacks) < len(initiating):
-        initiating = [e for e in initiating if e not in fallbacks]
+    known = [e for e in initiating if e not in fallbacks]
+    if fallbacks and known and not all(e.ambiguous and _first([*fallbacks, e]) is not e for e in known):
+        initiating = known
     if collateral_events:
         # A traceback the log ends in, with no exception line, is too little to outrank what the other
         # ranks report: it may well be one more of their errors, cut off.
