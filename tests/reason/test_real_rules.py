@@ -532,3 +532,21 @@ def test_a_task_that_exited_with_its_own_code_before_the_step_was_cancelled_is_t
     task Killed: srun tore the step down after task 5 failed; the scheduler did not stop the job."""
     d = _diagnose("more7c-deit-srun-task5-exit1-others-killed")
     assert d.primary is not None and (d.primary.id, d.primary.rank) == ("unclassified-failure/process-exited", 5)
+
+
+def test_a_log_that_ends_waiting_in_the_store_barrier_is_a_hang_at_launch() -> None:
+    """torch's _store_based_barrier logs "Waiting in store based barrier ... (world_size=8, worker_count=7,
+    ...)" every 10 s: a log that ends there hung at launch. The same lines before the group formed and
+    training went on are a normal start."""
+    d = _diagnose("more7b-hang-openllama-store-barrier-wandb")
+    assert d.verdict == "hang" and d.primary is not None and d.primary.id == "training-hang/stalled-progress"
+    wait = ("I0510 07:28:04.417845 139863945226048 distributed_c10d.py:337] Waiting in store based barrier to "
+            "initialize process group for rank: {r}, key: store_based_barrier_key:1 (world_size=2, "
+            "worker_count=1, timeout=0:30:00)")
+    started = "\n".join([wait.format(r=0),
+                         "I0510 07:28:06.417845 139863945226048 distributed_c10d.py:368] Rank 0: Completed "
+                         "store-based barrier for key:store_based_barrier_key:1 with 2 nodes.",
+                         *(f"step {i} loss 0.5" for i in range(1, 12)), "Training completed."])
+    assert Diagnoser().diagnose(started.encode() + b"\n").verdict == "healthy"
+    stuck = Diagnoser().diagnose((wait.format(r=0) + "\n") .encode())
+    assert stuck.verdict == "hang" and stuck.primary is not None and stuck.primary.rank == 1

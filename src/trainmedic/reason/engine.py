@@ -891,7 +891,40 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
     return replace(base, verdict=verdict, primary=primary, collateral=coll)
 
 
+# torch's _store_based_barrier, every 10 s while the process group forms (torch 1.x-2.0).
+_STORE_WAIT = re.compile(r"Waiting in store based barrier to initialize process group for rank: (\d{1,6}), "
+                         r"key: \S{1,200} \(world_size=(\d{1,6}), worker_count=(\d{1,6})")
+
+
+def _stuck_in_store_barrier(ctx: Context, base: Diagnosis) -> Diagnosis | None:
+    """The log ends while its ranks still wait in the store barrier that forms the process group, fewer
+    of them than the world size: positive evidence of a hang at launch; the missing ranks never came."""
+    for s in ctx.scans:
+        waits = [(m.line, w) for m in s.markers if (w := _STORE_WAIT.search(m.line.text))]
+        if not waits:
+            continue
+        last = waits[-1][0].number
+        if last < s.lines - 5 or any(p.path == s.path and p.line > last for p in s.progress.values()):
+            continue  # the group formed and the run went on
+        world = max(int(w[2]) for _, w in waits)
+        if max(int(w[3]) for _, w in waits) >= world:
+            continue
+        missing = sorted(set(range(world)) - {int(w[1]) for _, w in waits})
+        rank = missing[0] if len(missing) == 1 else None
+        who = f"rank {rank} never arrived" if rank is not None else "some ranks never arrived"
+        why = (f"the log ends while the ranks wait in the store barrier that forms the process group "
+               f"({max(int(w[3]) for _, w in waits)} of {world} workers): {who}; it hung at launch")
+        ev = _evidence([ln for ln, _ in waits[-3:]])
+        primary = _finding(ctx, HANG, confidence_=0.6, rank=rank, host=None, time=waits[-1][0].time,
+                           evidence=ev, missing=_missing(ctx, HANG), why=why)
+        return replace(base, verdict="hang", primary=primary)
+    return None
+
+
 def _hang_or_healthy(ctx: Context, base: Diagnosis, progress: dict[int | None, RankProgress]) -> Diagnosis:
+    stuck = _stuck_in_store_barrier(ctx, base)
+    if stuck is not None:
+        return stuck
     if not progress or any(s.done for s in ctx.scans):
         return base
     incomplete = any(v for s in ctx.scans for v in s.tqdm_incomplete.values())
