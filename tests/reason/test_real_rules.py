@@ -550,3 +550,12 @@ def test_a_log_that_ends_waiting_in_the_store_barrier_is_a_hang_at_launch() -> N
     assert Diagnoser().diagnose(started.encode() + b"\n").verdict == "healthy"
     stuck = Diagnoser().diagnose((wait.format(r=0) + "\n") .encode())
     assert stuck.verdict == "hang" and stuck.primary is not None and stuck.primary.rank == 1
+
+
+def test_nccl_info_lines_are_no_errors_and_nvls_cuda_failures_are_the_fabric() -> None:
+    """"NCCL INFO NET/Plugin: Failed to find ncclNetPlugin_v8 symbol." is NCCL's INFO level, below a
+    warning; a CUDA failure inside NCCL's NVLS transport is the NVSwitch fabric not ready."""
+    d = _diagnose("more8a-healthy-nccl-plugin-v8-symbol-info")
+    assert d.verdict == "healthy", d.primary
+    d = _diagnose("more8a-nccl-976-nvls-invalid-argument-fm-restart")
+    assert d.primary is not None and d.primary.id == "nvlink-error/fabric-not-ready"

@@ -98,6 +98,8 @@ ERROR_LEVEL = r"(?:\[|\b)[EF]\d{3,4} \d\d:\d\d:\d\d|\bERROR\b|\bCRITICAL\b|NCCL 
 WARNING_LEVEL: tuple[Pattern, ...] = (
     Pattern("warning-glog", r"(?:\[|\b)W\d{3,4} \d\d:\d\d:\d\d\.\d|\[W [^\]\n]{1,80}:\d+\]", "warning"),
     Pattern("warning-words", r"(?:Warning|WARNING|WARN|warning)\b", "warning"),  # UserWarning too
+    # NCCL's INFO level ("NCCL INFO NET/Plugin: Failed to find ncclNetPlugin_v8 symbol."): below a warning
+    Pattern("info-nccl", r"NCCL INFO\b", "warning"),
 )
 
 
