@@ -100,6 +100,19 @@ class Library:
             for fp in cause.fingerprints:
                 yield cause, fp
 
+    @functools.cached_property
+    def _fingerprint_keys(self) -> dict[str, Fingerprint]:
+        return {f"{cause.full_id}#{fp.id}": fp for cause, fp in self.fingerprints()}
+
+    def fingerprint(self, key: str) -> Fingerprint | None:
+        """The fingerprint a match names ("<entry>/<cause>#<fingerprint>"), None for a key the library lacks."""
+        return self._fingerprint_keys.get(key)
+
+    @functools.cached_property
+    def linkable_ids(self) -> frozenset[str]:
+        """Every entry and cause id: what a fix step may point to, and what a page links."""
+        return frozenset({e.id for e in self.entries} | set(self._causes))
+
     # ------------------------------------------------------------ how causes relate (library data)
 
     @functools.cached_property

@@ -415,19 +415,19 @@ def _verdict(ctx: Context) -> Diagnosis:
         primary = _finding(ctx, failed.cause, confidence_=0.75, rank=p.rank, host=None, time=None, evidence=ev,
                            missing=_missing(ctx, failed.cause), why=failed.why)
         return replace(base, verdict="failure", primary=primary)
-    unknown = _error_lines(ctx, base, progress)
+    unknown = _error_lines(ctx, base, progress, {(m.line.path, m.line.number) for m in handled})
     if unknown is not None:
         return unknown
     return _hang_or_healthy(ctx, base, progress)
 
 
-def _error_lines(ctx: Context, base: Diagnosis, progress: dict[int | None, RankProgress]) -> Diagnosis | None:
-    """No fingerprint explains the run, but it stopped with error lines and never said it finished."""
+def _error_lines(ctx: Context, base: Diagnosis, progress: dict[int | None, RankProgress],
+                 caught: set[tuple[str, int]]) -> Diagnosis | None:
+    """No fingerprint explains the run, but it stopped with error lines and never said it finished.
+    `caught`: the lines of a framework's note that it caught a failure and went on ("ran out of memory
+    ..., skipping batch"): error-worded, they say the opposite of an error."""
     if any(s.done for s in ctx.scans):
         return None
-    # A framework's note that it caught a failure and went on ("ran out of memory ..., skipping
-    # batch") reads as an error by its words; it is the opposite.
-    caught = {(m.line.path, m.line.number) for s in ctx.scans for m in s.matches if is_handled(ctx.library, m)}
     lines = [n for n in notable.after_progress(ctx.scans, progress) if (n.line.path, n.line.number) not in caught]
     if not lines:
         return None
@@ -456,8 +456,13 @@ def _silent_rank(ctx: Context, lines: Sequence[Notable]) -> int | None:
             by_rank.setdefault(n.line.rank, set()).add(notable.template(n.line.text))
     if len(by_rank) < 2 or not set.intersection(*by_rank.values()):
         return None
-    quiet = sorted(_expected_ranks(ctx) - set(by_rank))
-    return quiet[0] if len(quiet) == 1 else None
+    return _quiet_one(ctx, set(by_rank))
+
+
+def _quiet_one(ctx: Context, said: set[int]) -> int | None:
+    """When two or more ranks said the same thing, the one expected rank that said nothing."""
+    quiet = sorted(_expected_ranks(ctx) - said)
+    return quiet[0] if len(said) >= 2 and len(quiet) == 1 else None
 
 
 # A loss scale named in an overflow line: "loss scale: 32, reducing to 16" (DeepSpeed), "reducing
@@ -478,8 +483,12 @@ def _stranded(library: Library, e: Event) -> Event:
                    fingerprints=((f"{target}#stranded-cache", e.weight),))
 
 
+def _line_scales(text: str) -> list[float]:
+    return [float(m.group(1)) for m in SCALE_IN_TEXT.finditer(text[:500])]
+
+
 def _scales(e: Event) -> list[float]:
-    return [float(m.group(1)) for ln in e.evidence for m in SCALE_IN_TEXT.finditer(ln.text[:500])]
+    return [s for ln in e.evidence for s in _line_scales(ln.text)]
 
 
 def _bottomed(library: Library, events: list[Event]) -> list[Event]:
@@ -492,7 +501,7 @@ def _bottomed(library: Library, events: list[Event]) -> list[Event]:
         if library.cause(e.cause).bottomed_as is None:
             continue
         for ln in e.evidence:
-            named = [float(m.group(1)) for m in SCALE_IN_TEXT.finditer(ln.text[:500])]
+            named = _line_scales(ln.text)
             if len(named) >= 2 and len(set(named)) == 1:
                 stuck.add(e.cause)
     out = []
@@ -655,10 +664,10 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
     if first.cause in ctx.library.fallbacks:
         # An error no signature knows, raised alike by every rank but one: the quiet one is where it
         # started (the others failed waiting for it), as with a timeout no signature names.
-        same = {e.rank for e in (first, *also_collateral) if e.cause == first.cause and e.rank is not None}
-        quiet = sorted(_expected_ranks(ctx) - same)
-        if len(same) >= 2 and len(quiet) == 1:
-            rank, host = quiet[0], None
+        quiet = _quiet_one(ctx, {e.rank for e in (first, *also_collateral)
+                                 if e.cause == first.cause and e.rank is not None})
+        if quiet is not None:
+            rank, host = quiet, None
             why_parts = [f"every rank but {rank} raised the same error no signature knows, and rank {rank} "
                          f"raised none: it is the one they waited for"]
             conf = confidence.clamp(conf * 0.6)
@@ -907,13 +916,14 @@ def _stuck_in_store_barrier(ctx: Context, base: Diagnosis) -> Diagnosis | None:
         if last < s.lines - 5 or any(p.path == s.path and p.line > last for p in s.progress.values()):
             continue  # the group formed and the run went on
         world = max(int(w[2]) for _, w in waits)
-        if max(int(w[3]) for _, w in waits) >= world:
+        count = max(int(w[3]) for _, w in waits)
+        if count >= world:
             continue
         missing = sorted(set(range(world)) - {int(w[1]) for _, w in waits})
         rank = missing[0] if len(missing) == 1 else None
         who = f"rank {rank} never arrived" if rank is not None else "some ranks never arrived"
         why = (f"the log ends while the ranks wait in the store barrier that forms the process group "
-               f"({max(int(w[3]) for _, w in waits)} of {world} workers): {who}; it hung at launch")
+               f"({count} of {world} workers): {who}; it hung at launch")
         ev = _evidence([ln for ln, _ in waits[-3:]])
         primary = _finding(ctx, HANG, confidence_=0.6, rank=rank, host=None, time=waits[-1][0].time,
                            evidence=ev, missing=_missing(ctx, HANG), why=why)

@@ -83,8 +83,10 @@ def pid_of(text: str) -> int | None:
 def _event(library: Library, matches: list[Match], tb: Traceback | None, order: int,
            weight_of: dict[str, float] | None = None, contexts: frozenset[str] = frozenset()) -> Event:
     def _fp(m: Match) -> Fingerprint:
-        entry_cause, _, fp_id = m.fingerprint.partition("#")
-        return next(f for f in library.cause(entry_cause).fingerprints if f.id == fp_id)
+        fp = library.fingerprint(m.fingerprint)
+        if fp is None:
+            raise KeyError(m.fingerprint)
+        return fp
 
     def weight(m: Match) -> float:
         return (weight_of or {}).get(m.fingerprint, _fp(m).weight)
@@ -162,13 +164,13 @@ def _event(library: Library, matches: list[Match], tb: Traceback | None, order: 
 
 
 def is_precursor(library: Library, m: Match) -> bool:
-    fp_id = m.fingerprint.partition("#")[2]
-    return any(f.precursor for f in library.cause(m.cause).fingerprints if f.id == fp_id)
+    fp = library.fingerprint(m.fingerprint)
+    return fp is not None and fp.precursor
 
 
 def is_handled(library: Library, m: Match) -> bool:
-    fp_id = m.fingerprint.partition("#")[2]
-    return any(f.handled for f in library.cause(m.cause).fingerprints if f.id == fp_id)
+    fp = library.fingerprint(m.fingerprint)
+    return fp is not None and fp.handled
 
 
 def precursors(library: Library, scans: list[ScanResult]) -> list[Match]:

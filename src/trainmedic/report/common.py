@@ -90,9 +90,7 @@ def _library() -> Library | None:
 def library_ids() -> frozenset[str]:
     """Every entry and cause id of the library: what a fix step may point to."""
     library = _library()
-    if library is None:
-        return frozenset()
-    return frozenset({e.id for e in library.entries} | set(library.cause_ids))
+    return library.linkable_ids if library is not None else frozenset()
 
 
 _ROLE_WORDS = {"cascade": "cascade", "teardown": "teardown", "initiating": "the same failure seen again"}
@@ -152,10 +150,16 @@ def feedback(topics: Sequence[str], face: str) -> str:
 _ID = re.compile(r"\b[a-z][a-z0-9]*(?:-[a-z0-9]+)+(?:/[a-z0-9]+(?:-[a-z0-9]+)*)?\b")
 
 
-def references(text: str, ids: Collection[str]) -> list[tuple[int, int, str]]:
-    """(start, end, id) of each library id (`entry` or `entry/cause`) that `text` names: a fix step
-    that points to another cause links to its page."""
-    return [(m.start(), m.end(), m.group(0)) for m in _ID.finditer(text) if m.group(0) in ids]
+def references(text: str, ids: Collection[str]) -> list[tuple[str, bool]]:
+    """`text` cut into pieces, each flagged when it is a library id (`entry` or `entry/cause`) that the
+    text names: a fix step that points to another cause links to its page."""
+    pieces: list[tuple[str, bool]] = []
+    at = 0
+    for m in _ID.finditer(text):
+        if m.group(0) in ids:
+            pieces += [(text[at:m.start()], False), (m.group(0), True)]
+            at = m.end()
+    return [*pieces, (text[at:], False)]
 
 
 _CHECK = re.compile(r"; check with `([^`]*)`")

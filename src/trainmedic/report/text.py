@@ -53,11 +53,12 @@ class _Block:
         self.segs.append((printable(text), style, False))
         return self
 
-    def prose(self, text: str) -> _Block:
-        """Library prose: a `command` between backticks is one unbreakable piece in the command colour."""
+    def prose(self, text: str, ticks: bool = True) -> _Block:
+        """Library prose: a `command` between backticks is one unbreakable piece in the command colour
+        (shown with its backticks, or without when `ticks` is False)."""
         for i, part in enumerate(text.split("`")):
             if i % 2 and part:
-                self.segs.append((printable(f"`{part}`"), CMD, True))
+                self.cmd(f"`{part}`" if ticks else part)
             elif part:
                 self.add(part)
         return self
@@ -207,11 +208,12 @@ def _fix(p: Finding, out: list[_Block], shown: int) -> None:
     ids = library_ids()
     for i, step in enumerate(p.fix[:shown], 1):
         b = _Block(2, 3).add(f"{i}. ")
-        at = 0
-        for start, end, ref in references(step, ids):
-            b.prose(step[at:start]).cmd(ref)
-            at = end
-        out.append(b.prose(step[at:]))
+        for piece, is_id in references(step, ids):
+            if is_id:
+                b.cmd(piece)
+            else:
+                b.prose(piece)
+        out.append(b)
     if len(p.fix) > shown:
         more = len(p.fix) - shown
         out.append(_Block(5).add(f"(+{more} more step{'s' if more != 1 else ''}: --verbose)", MUTED))
@@ -240,13 +242,7 @@ def _decide(p: Finding, out: list[_Block]) -> None:
         printed.add(m.command)
     words = feedback([m.topic for m in p.missing if m.topic], "cli")
     if words:
-        b = _Block(2, 2)
-        for i, part in enumerate(words.split("`")):
-            if i % 2:
-                b.cmd(part)
-            else:
-                b.add(part)
-        out.append(b)
+        out.append(_Block(2, 2).prose(words, ticks=False))
 
 
 def _collateral(d: Diagnosis, out: list[_Block], shown: int) -> None:

@@ -267,12 +267,9 @@ def _fix_step(text: str) -> Markup:
         if i % 2:
             out += Markup("<code>{}</code>").format(part)
             continue
-        at = 0
-        for start, end, ref in references(part, ids):
-            out += escape(part[at:start]) + Markup('<a href="{}"><code>{}</code></a>').format(
-                encyclopedia.entry_url(ref), ref)
-            at = end
-        out += escape(part[at:])
+        for piece, is_id in references(part, ids):
+            out += (Markup('<a href="{}"><code>{}</code></a>').format(encyclopedia.entry_url(piece), piece)
+                    if is_id else escape(piece))
     return out
 
 
