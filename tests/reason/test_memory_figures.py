@@ -22,6 +22,13 @@ MID_FULL = ("RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 
             "already allocated; 5.56 MiB free; 9.86 GiB reserved in total by PyTorch)")
 MID_STRANDED = ("RuntimeError: CUDA out of memory. Tried to allocate 512.00 MiB (GPU 0; 15.78 GiB total capacity; "
                 "4.12 GiB already allocated; 301.75 MiB free; 14.20 GiB reserved in total by PyTorch)")
+# torch 2.15 (c10/cuda/CUDACachingAllocator.cpp, DeviceCachingAllocator::malloc): the request is larger than an
+# expandable segment's reserve; the device has room (figures as the message composes them).
+OVER_RESERVE = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 40.00 GiB. GPU 0 has a total capacity of "
+                "79.19 GiB of which 60.06 GiB is free. This allocation exceeds the expandable-segment reserve of 32.00 GiB, "
+                "and a single allocation cannot span expandable segments. Raise PYTORCH_CUDA_ALLOC_CONF "
+                "expandable_segments_reserve or expandable_segments_reserve_by_class (or unset it) so that a segment "
+                "is at least 40.00 GiB for this stream.")
 OLD_FULL = ("RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 11.17 GiB total capacity; 10.90 GiB "
             "already allocated; 24.17 MiB free; 26.39 MiB cached)")
 
@@ -36,6 +43,7 @@ def test_figures_in_each_wording() -> None:
 
 @pytest.mark.parametrize(("text", "fragmented"), [
     (NEW_STRANDED, True), (MID_STRANDED, True), (NEW_FULL, False), (MID_FULL, False), (OLD_FULL, False),
+    (OVER_RESERVE, True),
 ])
 def test_a_cache_with_more_free_gaps_than_the_request_is_fragmentation(text: str, fragmented: bool) -> None:
     assert stranded(text) is fragmented

@@ -48,8 +48,16 @@ def figures(text: str) -> tuple[float, float, float] | None:
     return None
 
 
+# torch 2.15 says so itself when one request is larger than an expandable segment's reserve: the
+# allocator's layout, not the device's capacity, refused it.
+_OVER_RESERVE = re.compile(r"This allocation exceeds the expandable-segment reserve of ")
+
+
 def stranded(text: str) -> bool:
-    """The cache held more free bytes than the request, and a large share of all it held."""
+    """The cache held more free bytes than the request, and a large share of all it held (or the
+    allocator said the request could not fit its segments' reserve)."""
+    if _OVER_RESERVE.search(text[:4000]):
+        return True
     f = figures(text)
     if f is None:
         return False
