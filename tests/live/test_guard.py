@@ -156,7 +156,10 @@ def test_slow_first_batch_line_from_epoch_one_and_diagnose_reads_it(tmp_path: Pa
     assert any(re.search(fp.regex, lines[0]) for fp in cause.fingerprints)
     log = tmp_path / "train.log"
     log.write_text(lines[0] + "\n")
-    assert run_cli("diagnose", "--json", str(log)).json()["primary"]["id"] == cause.full_id
+    # time lost, not a failure: the run is healthy, and the note names the cause and its fix's entry
+    report = run_cli("diagnose", "--json", str(log)).json()
+    assert report["verdict"] == "healthy" and report["primary"] is None
+    assert any(cause.full_id in note for note in report["notes"])
 
 
 def test_stack_dump_on_sigusr1_to_the_stack_dir(tmp_path: Path) -> None:
@@ -179,13 +182,18 @@ def test_stack_dump_on_sigusr1_to_the_stack_dir(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- callbacks, with stand-ins
 
 
-def test_callbacks_import_neither_torch_nor_the_frameworks() -> None:
-    code = ("import sys\n"
+def test_callbacks_import_neither_torch_nor_the_frameworks_until_a_guard_is_asked_for() -> None:
+    code = ("import sys, importlib.util\n"
             "import trainmedic.torch.callbacks as c\n"
-            "print(c.LightningGuard.__mro__[-2].__name__, c.HFTrainerGuard.__mro__[-2].__name__,\n"
-            "      any(m in sys.modules for m in ('torch', 'lightning', 'transformers')))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    assert out.stdout.split()[-1] == "False"
+            "print(any(m in sys.modules for m in ('torch', 'lightning', 'transformers')))\n"
+            "print(c.LightningGuard.__mro__[-2].__module__.split('.')[0],\n"
+            "      importlib.util.find_spec('lightning') is not None)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    imported, line = out.stdout.splitlines()
+    assert imported == "False"
+    base, installed = line.split()
+    # built on the framework's own Callback when it is installed, on object otherwise
+    assert base == ("lightning" if installed == "True" else "builtins")
 
 
 def test_lightning_guard_with_stand_ins() -> None:

@@ -91,10 +91,29 @@ class _HookGuard:
         self._asked = time.monotonic()
 
 
+def _lightning_iterator(trainer: Any) -> Any:
+    """The training DataLoader's live iterator: without persistent workers the DataLoader does not keep
+    it, Lightning's CombinedLoader does (fit_loop._combined_loader._iterator.iterators)."""
+    combined = getattr(getattr(trainer, "fit_loop", None), "_combined_loader", None)
+    for iterator in getattr(getattr(combined, "_iterator", None), "iterators", None) or []:
+        if getattr(iterator, "_workers", None):
+            return iterator
+    return None
+
+
 class LightningGuardLogic(_HookGuard):
     """PyTorch Lightning hooks (lightning.pytorch.Callback signatures)."""
 
+    _trainer: Any = None
+
+    def _workers(self) -> tuple[list[WorkerState], bool]:
+        iterator = _lightning_iterator(self._trainer)
+        if iterator is not None:
+            return iterator_workers(iterator)
+        return super()._workers()
+
     def setup(self, trainer: Any, pl_module: Any, stage: str) -> None:
+        self._trainer = trainer
         if stage == "fit":
             self._start()
 

@@ -382,9 +382,19 @@ def iterator_workers(iterator: Any) -> tuple[list[WorkerState], bool]:
 
 
 def worker_children(parent: int | None = None) -> list[WorkerState]:
-    """DataLoader workers (comm pt_data_worker) among this process's children, for the callbacks."""
+    """DataLoader workers (comm pt_data_worker) among this process's children, for the callbacks that
+    cannot reach the DataLoader's iterator (HF Trainer keeps it in a local variable). A worker that
+    died stays a zombie until the DataLoader joins it (torch's SIGCHLD check waits with WNOWAIT), so
+    its exit signal is read from there, without reaping it."""
     me = parent or os.getpid()
-    return [WorkerState(None, pid, None) for pid in child_pids(me) if process_name(pid) == "pt_data_worker"]
+    out = []
+    for pid in child_pids(me):
+        if process_name(pid) != "pt_data_worker":
+            continue
+        status = zombie_status(pid)
+        code = None if status is None else (-(status & 0x7F) if status & 0x7F else (status >> 8) & 0xFF)
+        out.append(WorkerState(None, pid, code))
+    return out
 
 
 def _sharing_strategy() -> str:
