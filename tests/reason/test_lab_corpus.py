@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 
 from trainmedic.api import diagnose
+from trainmedic.torch.lab import cases as lab_cases
+from trainmedic.torch.lab.cases import Outcome
 
 LAB = Path(__file__).resolve().parents[1] / "fixtures" / "lab"
 MANIFEST: list[dict[str, Any]] = json.loads((LAB / "manifest.json").read_text()) if (LAB / "manifest.json").exists() else []
@@ -18,16 +20,11 @@ MANIFEST: list[dict[str, Any]] = json.loads((LAB / "manifest.json").read_text())
 @pytest.mark.parametrize("case", MANIFEST, ids=[c["case"] for c in MANIFEST])
 def test_lab_capture_is_diagnosed_exactly(case: dict[str, Any]) -> None:
     d = diagnose([LAB / f for f in case["files"]])
-    assert d.verdict == case["expected_verdict"], d.to_json()
+    assert lab_cases.mismatches(lab_cases.get(case["case"]), Outcome.of(d)) == [], d.to_json()
     if case["expected_verdict"] == "healthy":
         assert d.primary is None
         return
     assert d.primary is not None
-    if case["expected_id"] is not None:
-        assert d.primary.id == case["expected_id"]
-    assert d.primary.rank == case["expected_rank"]
-    if case["expected_collateral_ranks"]:
-        assert sorted({c.rank for c in d.collateral if c.rank is not None}) == sorted(case["expected_collateral_ranks"])
     assert d.primary.evidence, "every verdict quotes its evidence"
 
 

@@ -60,13 +60,17 @@ def test_registry_is_consistent() -> None:
         assert case.time_limit <= 90
         if case.expected_verdict == "healthy":
             assert case.expected_id is None and not case.expected_collateral_ranks
-        if case.launcher == "torchrun" and case.expected_verdict != "healthy":
+        if case.nproc > 1 and case.expected_verdict != "healthy" and not case.every_rank:
             # rank 0 as the culprit would make "the first rank" a correct guess by accident
             assert case.expected_rank not in (None, 0), case.name
             assert case.expected_rank not in case.expected_collateral_ranks
             assert case.expected_collateral_ranks <= set(range(case.nproc))
         else:
             assert case.expected_rank is None and not case.expected_collateral_ranks
+        if case.launcher != "python":
+            assert case.nproc > 1, case.name
+        if case.every_rank:
+            assert case.nproc > 1 and case.expected_id, case.name
 
 
 def test_unknown_case_names_the_known_ones() -> None:
@@ -94,6 +98,13 @@ def test_mismatches_compare_verdict_id_rank_and_collateral() -> None:
     assert lab_cases.mismatches(sigkill, _outcome("failure", sigkill.expected_id, 0))
     healthy = lab_cases.get("shm-control")
     assert lab_cases.mismatches(healthy, _outcome("healthy")) == []
+    # every rank fails alike: any one rank first, the others its collateral
+    config = lab_cases.get("deepspeed-batch-config")
+    assert config.every_rank and config.nproc == 3
+    assert lab_cases.mismatches(config, _outcome("failure", config.expected_id, 2, 0, 1)) == []
+    assert lab_cases.mismatches(config, _outcome("failure", config.expected_id, 0, 1, 2)) == []
+    assert lab_cases.mismatches(config, _outcome("failure", config.expected_id, 0, 1))
+    assert lab_cases.mismatches(config, _outcome("failure", config.expected_id, None, 0, 1, 2))
     assert lab_cases.mismatches(healthy, _outcome("hang")) == ["verdict 'hang' != 'healthy'"]
 
 
@@ -109,6 +120,34 @@ def test_build_command_wraps_shm_cases_in_a_private_namespace(tmp_path: Path) ->
     assert ddp[i : i + 3] == ["py", "-m", "torch.distributed.run"]
     assert "--nproc_per_node=4" in ddp and ddp[ddp.index("--redirects") :][:2] == ["--redirects", "3"]
     assert ddp[ddp.index("--log-dir") + 1] == str(tmp_path / "logdir")
+
+
+def test_build_command_runs_each_framework_through_its_own_launcher(tmp_path: Path) -> None:
+    from trainmedic.torch.lab import runner
+
+    def after_python(case: str) -> list[str]:
+        argv = runner.build_command(lab_cases.get(case), python="py", work=tmp_path)
+        return argv[argv.index("py") + 1 :]
+
+    acc = after_python("accelerate-rank-hang")
+    assert acc[:3] == ["-m", "accelerate.commands.launch", "--multi_gpu"]
+    assert acc[acc.index("--num_processes") + 1] == "3" and int(acc[acc.index("--main_process_port") + 1]) > 0
+    assert acc[-5:] == [str(lab_cases.PROGRAMS_DIR / "accelerate_ddp.py"), "--failure", "hang", "--fail-rank", "1"]
+    ds = after_python("deepspeed-worker-killed")
+    assert ds[:4] == ["-m", "deepspeed.launcher.runner", "--num_accelerators", "3"]
+    assert dict(lab_cases.get("deepspeed-worker-killed").env) == {"DS_ACCELERATOR": "cpu"}
+    # Lightning starts its own ranks: a plain script
+    assert after_python("lightning-rank-hang")[0] == str(lab_cases.PROGRAMS_DIR / "lightning_ddp.py")
+
+
+def test_a_disk_that_fills_is_a_small_tmpfs_in_the_runs_own_namespace(tmp_path: Path) -> None:
+    from trainmedic.torch.lab import runner
+
+    case = lab_cases.get("hf-checkpoint-disk-full")
+    assert case.needs_root
+    argv = runner.build_command(case, python="py", work=tmp_path)
+    script = argv[argv.index("-c") + 1]
+    assert '"$TMPDIR/small"' in script and argv[argv.index("-c") + 2 : argv.index("-c") + 4] == ["1g", "200k"]
 
 
 def test_without_root_cases_that_need_it_are_skipped_with_the_reason(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -268,3 +307,18 @@ def test_live_cli_run_keeps_logs_with_out(tmp_path: Path) -> None:
     (case,) = report["cases"]
     assert case["status"] == "captured"
     assert Path(case["files"][0]).read_text().rstrip().endswith("KeyError: 'dgo'")
+
+
+@pytest.mark.parametrize("name", ["hf-getitem-exception", "accelerate-worker-killed", "lightning-callback-raises",
+                                  "deepspeed-worker-killed"])
+@live(timeout=240)
+def test_live_framework_case_is_diagnosed_exactly(name: str, tmp_path: Path) -> None:
+    """One case per framework, run for real with the frameworks installed here: the program still works
+    with them, the capture shows its messages, and the diagnosis matches the ground truth."""
+    from trainmedic.api import diagnose
+
+    case = lab_cases.get(name)
+    result = _run(case, tmp_path)
+    assert not result.timed_out and result.returncode != 0
+    assert lab_cases.capture_problems(case, result.paths) == []
+    assert lab_cases.mismatches(case, Outcome.of(diagnose(result.paths))) == []

@@ -12,69 +12,24 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
-Verdict = Literal["failure", "hang", "healthy"]
-Launcher = Literal["python", "torchrun"]
-RankLogs = Literal["", "tee", "redirects"]
+from trainmedic.torch.lab.case import (
+    CONSOLE_LOG,
+    DWF,
+    HANG,
+    KERNEL_LOG,
+    PROGRAMS_DIR,
+    RANK_LOG_DIR,
+    Case,
+    Launcher,
+    RankLogs,
+    Verdict,
+    others,
+)
+from trainmedic.torch.lab.frameworks import FRAMEWORK_CASES
 
-DWF = "dataloader-worker-failure"
-HANG = "training-hang/stalled-progress"
-PROGRAMS_DIR = Path(__file__).parent / "programs"
-CONSOLE_LOG = "output.log"
-KERNEL_LOG = "dmesg.log"
-RANK_LOG_DIR = "logdir"
-
-
-@dataclass(frozen=True)
-class Case:
-    """One reproduction: the program, the condition it runs under, and the ground truth."""
-
-    name: str
-    description: str
-    program: str  # a file in programs/
-    args: tuple[str, ...] = ()
-    # ground truth
-    expected_verdict: Verdict = "failure"
-    expected_id: str | None = None
-    expected_rank: int | None = None
-    expected_collateral_ranks: frozenset[int] = frozenset()
-    injected: str | None = None  # the cause really provoked, even where the log cannot show it
-    # what the capture must (not) contain: real messages, as regexes (multiline)
-    expect_text: tuple[str, ...] = ()
-    forbid_text: tuple[str, ...] = ()
-    # how it runs
-    launcher: Launcher = "python"
-    nproc: int = 1
-    rank_logs: RankLogs = ""  # torchrun --log-dir with --tee 3 or --redirects 3
-    drop_rank_logs: int | None = None  # delete this rank's per-rank files: "the failing rank's log is lost"
-    shm_size: str | None = None  # needs a private /dev/shm of this size (root + unshare)
-    cgroup_memory_mb: int | None = None  # needs a memory cgroup with this limit for the workers
-    kernel_log: bool = False  # keep the kernel messages printed during the run (dmesg)
-    time_limit: float = 60.0  # hard limit, seconds; past it the run is killed and reported
-    stop_after: float | None = None  # the run is expected to stall: stop it (SIGTERM) after this long
-    notes: str = ""
-
-    @property
-    def program_path(self) -> Path:
-        return PROGRAMS_DIR / self.program
-
-    @property
-    def needs_root(self) -> bool:
-        return self.shm_size is not None or self.cgroup_memory_mb is not None or self.kernel_log
-
-    def ground_truth(self) -> dict[str, Any]:
-        return {
-            "expected_verdict": self.expected_verdict,
-            "expected_id": self.expected_id,
-            "expected_rank": self.expected_rank,
-            "expected_collateral_ranks": sorted(self.expected_collateral_ranks),
-            "injected": self.injected or self.expected_id,
-        }
-
-
-def _others(world: int, failing: int) -> frozenset[int]:
-    return frozenset(r for r in range(world) if r != failing)
+__all__ = ["CONSOLE_LOG", "KERNEL_LOG", "PROGRAMS_DIR", "RANK_LOG_DIR", "Case", "Launcher", "Verdict"]
 
 
 _KILLED = r"DataLoader worker \(pid \d+\) is killed by signal: Killed\."
@@ -107,7 +62,7 @@ def _ddp(
         expected_verdict=expected_verdict,
         expected_id=expected_id,
         expected_rank=None if healthy else fail_rank,
-        expected_collateral_ranks=frozenset() if healthy else _others(4, fail_rank),
+        expected_collateral_ranks=frozenset() if healthy else others(4, fail_rank),
         injected=injected or expected_id,
         expect_text=(*expect_text, _SUMMARY_ROOT) if summary else expect_text,
         launcher="torchrun",
@@ -377,6 +332,7 @@ CASES: tuple[Case, ...] = (
         notes="torchrun's Root Cause names a rank that timed out, not rank 3; rank 3 shows only as "
         "exitcode -15 (SIGTERM) and by its missing step-4 line.",
     ),
+    *FRAMEWORK_CASES,
 )
 
 BY_NAME: dict[str, Case] = {c.name: c for c in CASES}
@@ -497,6 +453,11 @@ def mismatches(case: Case, got: Outcome) -> list[str]:
         out.append(f"verdict {got.verdict!r} != {case.expected_verdict!r}")
     if case.expected_id is not None and got.id != case.expected_id:
         out.append(f"id {got.id!r} != {case.expected_id!r}")
+    if case.every_rank:  # any rank may come first; the others are then its collateral
+        if got.rank is None or got.collateral_ranks != frozenset(range(case.nproc)) - {got.rank}:
+            out.append(f"rank {got.rank!r} with collateral {sorted(got.collateral_ranks)}: not one of "
+                       f"{case.nproc} ranks with the rest as collateral")
+        return out
     if (case.expected_rank is not None or got.id is not None) and got.rank != case.expected_rank:
         out.append(f"rank {got.rank!r} != {case.expected_rank!r}")
     if got.collateral_ranks != case.expected_collateral_ranks:

@@ -18,6 +18,7 @@ import secrets
 import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -136,7 +137,10 @@ def skip_reason(case: Case) -> str | None:
         return f"program {case.program} is missing"
     if importlib.util.find_spec("torch") is None:
         return "torch is not installed (pip install 'trainmedic[torch]')"
-    if case.shm_size is not None and (problem := private_shm_problem()):
+    for module in case.requires:
+        if importlib.util.find_spec(module) is None:
+            return f"{module} is not installed (pip install 'trainmedic[lab]')"
+    if (case.shm_size is not None or case.small_fs is not None) and (problem := private_shm_problem()):
         return problem
     if case.cgroup_memory_mb is not None and (problem := memory_cgroup_problem()):
         return problem
@@ -148,10 +152,24 @@ def skip_reason(case: Case) -> str | None:
 # ---------------------------------------------------------------- building the command
 
 
-def _unshare_prefix(shm_size: str) -> list[str]:
+def _unshare_prefix(shm_size: str, small_fs: str | None = None) -> list[str]:
     # sh's $0 is the size, "$@" the program: no quoting of the program's own arguments needed.
     script = 'mount -t tmpfs -o "size=$0" tmpfs /dev/shm && exec "$@"'
-    return ["unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c", script, shm_size]
+    prefix = ["unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c"]
+    if small_fs is None:
+        return [*prefix, script, shm_size]
+    # A small filesystem at $TMPDIR/small (TMPDIR is the run's directory): a disk that fills.
+    script = ('mount -t tmpfs -o "size=$0" tmpfs /dev/shm && mkdir -p "$TMPDIR/small" && '
+              'mount -t tmpfs -o "size=$1" tmpfs "$TMPDIR/small" && shift && exec "$@"')
+    return [*prefix, script, shm_size, small_fs]
+
+
+def _free_port() -> int:
+    """A loopback port free now, for launchers that take a fixed one (a race with another process
+    taking it first is possible, and shows as a failed run, never as a wrong capture)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 def build_command(case: Case, *, python: str, work: Path, cgroup: Path | None = None) -> list[str]:
@@ -171,14 +189,23 @@ def build_command(case: Case, *, python: str, work: Path, cgroup: Path | None = 
         if case.rank_logs:
             argv += ["--log-dir", str(work / RANK_LOG_DIR), f"--{case.rank_logs}", "3"]
         argv += program
+    elif case.launcher == "accelerate":
+        # --multi_gpu is accelerate's launcher for N local processes (torchrun underneath); with no GPU
+        # and Accelerator(cpu=True) the ranks run on gloo.
+        argv = [python, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", str(case.nproc),
+                "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
+                "--main_process_port", str(_free_port()), *program]
+    elif case.launcher == "deepspeed":
+        argv = [python, "-m", "deepspeed.launcher.runner", "--num_accelerators", str(case.nproc),
+                "--master_port", str(_free_port()), *program]
     else:
         argv = [python, *program]
-    if case.shm_size is not None or private_shm_problem() is None:
-        argv = [*_unshare_prefix(case.shm_size or DEFAULT_SHM), *argv]
+    if case.shm_size is not None or case.small_fs is not None or private_shm_problem() is None:
+        argv = [*_unshare_prefix(case.shm_size or DEFAULT_SHM, case.small_fs), *argv]
     return argv
 
 
-def _environment(token: str, work: Path) -> dict[str, str]:
+def _environment(case: Case, token: str, work: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not _LAUNCHER_VARS.match(k)}
     env.update(
         {
@@ -186,8 +213,12 @@ def _environment(token: str, work: Path) -> dict[str, str]:
             "TMPDIR": str(work),  # multiprocessing's pymp-* dirs, torchrun's default log dir
             "PYTHONUNBUFFERED": "1",  # lines land in the order they were printed
             "PYTHONDONTWRITEBYTECODE": "1",  # no __pycache__ next to the programs
+            # HF libraries: nothing is downloaded (the models are built from configs), nothing reported
+            "HF_HUB_OFFLINE": "1",
+            "HF_HUB_DISABLE_TELEMETRY": "1",
         }
     )
+    env.update(dict(case.env))
     return env
 
 
@@ -367,7 +398,7 @@ def run_case(case: Case, directory: Path, *, python: str | None = None) -> RunRe
                         stdout=console,
                         stderr=subprocess.STDOUT,
                         cwd=work,
-                        env=_environment(token, work),
+                        env=_environment(case, token, work),
                         start_new_session=True,
                     )
                     returncode, timed_out, stopped = _wait(proc, case, token)

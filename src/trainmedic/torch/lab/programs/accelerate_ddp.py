@@ -1,0 +1,59 @@
+"""Accelerate on the CPU (`accelerate launch --multi_gpu --num_processes N`, gloo), where one rank fails:
+  --failure raise        the failing rank raises (a batch of the wrong width reaches the model);
+  --failure worker-kill  the failing rank's DataLoader worker is SIGKILLed;
+  --failure hang         the failing rank stops (sleeps) and the others wait in a collective until the timeout;
+  --failure none         a healthy run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from datetime import timedelta
+
+import torch
+from accelerate import Accelerator
+from accelerate.utils import InitProcessGroupKwargs
+from regression import Regression  # type: ignore[import-not-found]  # beside this script
+from torch.utils.data import DataLoader
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--failure", choices=["none", "raise", "worker-kill", "hang"], default="none")
+    parser.add_argument("--fail-rank", type=int, default=1)
+    parser.add_argument("--fail-step", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=8)
+    parser.add_argument("--timeout", type=float, default=15.0, help="process-group timeout, seconds")
+    args = parser.parse_args()
+    accelerator = Accelerator(
+        cpu=True, kwargs_handlers=[InitProcessGroupKwargs(timeout=timedelta(seconds=args.timeout))]
+    )
+    rank = accelerator.process_index
+    failing = rank == args.fail_rank and args.failure != "none"
+    kill_at = args.fail_step * 4 + 1 if failing and args.failure == "worker-kill" else None
+    torch.manual_seed(0)
+    model = torch.nn.Linear(8, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    loader = DataLoader(Regression(kill_at), batch_size=4, num_workers=1)
+    model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
+    for step, (batch_x, y) in enumerate(loader):
+        if step == args.steps:
+            break
+        x = batch_x
+        if failing and step == args.fail_step and args.failure == "raise":
+            x = torch.cat([x, x], dim=1)  # a feature pipeline that doubled the width on one rank
+        if failing and step == args.fail_step and args.failure == "hang":
+            while True:  # stuck: a deadlock, an endless retry, a blocking read
+                time.sleep(1)
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        accelerator.backward(loss)
+        optimizer.step()
+        mean = accelerator.reduce(loss.detach(), reduction="mean")
+        accelerator.print(f"step {step} loss {mean.item():.4f}")
+    accelerator.end_training()
+
+
+if __name__ == "__main__":
+    main()

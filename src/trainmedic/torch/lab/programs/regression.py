@@ -1,0 +1,32 @@
+"""The framework programs' dataset: deterministic regression samples, and a worker that can be killed.
+
+Imported by the programs beside it (a script's own directory is first on sys.path, under every launcher).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import torch
+from torch.utils.data import Dataset, get_worker_info
+
+
+class Regression(Dataset[tuple[torch.Tensor, torch.Tensor]]):
+    """`kill_at`: the worker's read on which it SIGKILLs itself, as the OOM killer would (None: never).
+    Counted in reads, not by index, so a shuffling sampler cannot skip it."""
+
+    def __init__(self, kill_at: int | None = None) -> None:
+        self.kill_at, self.reads = kill_at, 0
+
+    def __len__(self) -> int:
+        return 1024
+
+    def __getitem__(self, index: int) -> tuple[torch.Tensor, torch.Tensor]:
+        self.reads += 1
+        if self.kill_at is not None and get_worker_info() is not None and self.reads == self.kill_at:
+            time.sleep(1.0)  # the main process takes this worker's earlier batches first
+            os.kill(os.getpid(), signal.SIGKILL)
+        gen = torch.Generator().manual_seed(index)
+        return torch.randn(8, generator=gen), torch.randn(1, generator=gen)
