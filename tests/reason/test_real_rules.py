@@ -559,3 +559,35 @@ def test_nccl_info_lines_are_no_errors_and_nvls_cuda_failures_are_the_fabric() -
     assert d.verdict == "healthy", d.primary
     d = _diagnose("more8a-nccl-976-nvls-invalid-argument-fm-restart")
     assert d.primary is not None and d.primary.id == "nvlink-error/fabric-not-ready"
+
+
+def test_a_destructor_interrupted_while_it_waited_is_the_hang_and_a_childs_header_is_not_an_exception() -> None:
+    # Ctrl-C on a run whose DataLoader had deadlocked: Python prints the iterator's __del__ traceback,
+    # blocked on the worker queue's lock, ending in KeyboardInterrupt, with another process's
+    # "Process Process-19:" header printed into it; then the main loop's traceback, cut in the paste.
+    d = _diagnose("more6c-detectron-pytorch-step553061-loader-deadlock")
+    assert d.primary is not None and d.primary.id == "dataloader-worker-failure/worker-hang"
+    assert any("_shutdown_workers" in e.text or "__del__" in e.text or "put" in e.text for e in d.primary.evidence)
+
+
+def test_a_destructor_that_raised_and_was_ignored_is_still_no_failure_of_its_own() -> None:
+    """Near-miss: the same destructor traceback ending in an error (not an interrupt) is Python's ignored
+    exception at shutdown, and says nothing about a hang."""
+    log = (
+        "epoch 3 step 120 loss 0.412\n"
+        "Exception ignored in: <bound method _DataLoaderIter.__del__ of <torch.utils.data.dataloader._DataLoaderIter"
+        " object at 0x7f33d805aa20>>\n"
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3.6/site-packages/torch/utils/data/dataloader.py", line 349, in __del__\n'
+        "Process Process-19:\n"
+        "    self._shutdown_workers()\n"
+        '  File "/usr/lib/python3.6/site-packages/torch/utils/data/dataloader.py", line 340, in _shutdown_workers\n'
+        "    self.worker_result_queue.put(None)\n"
+        '  File "/usr/lib/python3.6/multiprocessing/queues.py", line 346, in put\n'
+        "    with self._wlock:\n"
+        "ValueError: semaphore or lock released too many times\n"
+        "epoch 3 step 130 loss 0.405\n"
+        "Training completed.\n"
+    )
+    d = Diagnoser().diagnose(Named("output.log", log.encode()))
+    assert d.verdict == "healthy", d.primary

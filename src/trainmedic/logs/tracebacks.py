@@ -17,6 +17,9 @@ MAX_MESSAGE_LINES = 5  # lines an exception's own message may run on for ("Last 
 # A line that starts a new record (a log line, another traceback) ends an exception's message.
 _RECORD = re.compile(r"\[|\d{4}-\d\d-\d\d|[IWEF]\d{4} |Traceback|During handling|The above exception|[A-Z][A-Z]+[: ]")
 _CHAIN = ("The above exception was the direct cause", "During handling of the above exception")
+# multiprocessing's header for a child that raised ("Process Process-19:", "Process SpawnProcess-1:",
+# "Process ForkPoolWorker-3:"): another process's line, interleaved with this traceback, never its exception.
+_CHILD_HEADER = re.compile(r"Process [\w-]+:$")
 
 
 def _text(raw: bytes) -> str:
@@ -68,6 +71,8 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
                 break
             if stripped.startswith("Original Traceback"):
                 last = first_line + idx
+                continue
+            if _CHILD_HEADER.match(stripped):
                 continue
             exceptions.append(stripped)
             last = first_line + idx

@@ -231,7 +231,8 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
                 # A helper thread (pin_memory, a logger) died, and the run says it finished: the main
                 # thread did its work; the thread's error ended nothing.
                 event = None
-            if event is not None and tb is not None and tb.ignored and (
+            if event is not None and tb is not None and tb.ignored and not (
+                    tb.interrupted and tb.first_line in stall_at and stall_at[tb.first_line] is not None) and (
                     event.cause in library.fallbacks
                     or all(split_prefix(ln.text).rest.lstrip().startswith('File "') for ln in event.evidence)):
                 # An exception Python reported and ignored (a destructor at shutdown) is no failure of its
