@@ -57,7 +57,8 @@ def test_registry_is_consistent() -> None:
     for case in lab_cases.CASES:
         assert case.program_path.is_file(), case.name
         assert case.expect_text, f"{case.name}: say which real message the capture must show"
-        assert case.time_limit <= 90
+        # DeepSpeed compiles its CPU op on a first run; every other case finishes well within 90 s
+        assert case.time_limit <= (180 if case.launcher == "deepspeed" else 90)
         if case.expected_verdict == "healthy":
             assert case.expected_id is None and not case.expected_collateral_ranks
         if case.nproc > 1 and case.expected_verdict != "healthy" and not case.every_rank:
@@ -311,7 +312,7 @@ def test_live_cli_run_keeps_logs_with_out(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", ["hf-getitem-exception", "accelerate-worker-killed", "lightning-callback-raises",
                                   "deepspeed-worker-killed"])
-@live(timeout=240)
+@live(timeout=300)
 def test_live_framework_case_is_diagnosed_exactly(name: str, tmp_path: Path) -> None:
     """One case per framework, run for real with the frameworks installed here: the program still works
     with them, the capture shows its messages, and the diagnosis matches the ground truth."""

@@ -278,13 +278,15 @@ class Reader:
         file_rank: int | None,
         file_host: str | None,
         hits: Counter[int],
-    ) -> None:
+    ) -> tuple[int, int]:
+        """Scan one block; returns (position, newlines before it) of the last line start it counted to,
+        so the caller counts only the rest of the block (every byte's newline is counted once)."""
         block = window.block
         path = result.source.name
         self._sample_ranks(block, offset, result)
         cands = self.scanner.candidates(block)
         if not cands:
-            return
+            return 0, 0
         cands.sort()
         seen: set[tuple[int, int]] = set()
         cursor, cursor_line = 0, line_base + 1
@@ -379,6 +381,7 @@ class Reader:
         if summary_spans:
             pending = [_in_summary(m, summary_spans) for m in pending]
         result.matches.extend(pending)
+        return cursor, cursor_line - line_base - 1
 
     def _summary_record(
         self, buf: bytes, start: int, raw: bytes, path: str, lineno: int, file_host: str | None
@@ -708,11 +711,11 @@ class ScanState:
             current = self._queue.popleft()
             self._queued -= len(current)
             window = _Window(self._behind, current, self._queue)
-            self.reader._scan_block(window, self._offset, self._line_base, self.result, self.file_rank,
-                                    self.file_host, self._hits)
+            counted_to, newlines = self.reader._scan_block(window, self._offset, self._line_base, self.result,
+                                                           self.file_rank, self.file_host, self._hits)
             self.result.bytes += len(current)
             self._offset += len(current)
-            self._line_base += current.count(b"\n")
+            self._line_base += newlines + current.count(b"\n", counted_to)
             self._tail = (self._tail + current)[-TAIL:] if len(current) < TAIL else current[-TAIL:]
             self._behind = current[-BEHIND:] if len(current) >= BEHIND else (self._behind + current)[-BEHIND:]
 

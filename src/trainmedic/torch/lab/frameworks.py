@@ -23,6 +23,9 @@ _ACCELERATE = ("accelerate",)
 _LIGHTNING = ("lightning",)
 _DEEPSPEED = ("deepspeed",)
 _DS_ENV = (("DS_ACCELERATOR", "cpu"),)
+# DeepSpeed's CPU accelerator compiles its shared-memory all-reduce op (g++, through torch's extension
+# loader) the first time a process group starts in a new environment: a minute or more on two cores.
+_DS_LIMIT = 180.0
 
 
 def _ranked(name: str, description: str, program: str, failure: str, *, launcher: Launcher = "python",
@@ -240,6 +243,7 @@ DEEPSPEED_CASES: tuple[Case, ...] = (
         expect_text=(rf"\[rank1\]: RuntimeError: {_KILLED}", r"exits with return code = 1"),
         requires=_DEEPSPEED,
         env=_DS_ENV,
+        time_limit=_DS_LIMIT,
         notes="DeepSpeed's launcher prints the command of the last rank it spawned (--local_rank=2) as the "
         "one that exited: not the failing rank.",
     ),
@@ -255,6 +259,7 @@ DEEPSPEED_CASES: tuple[Case, ...] = (
         every_rank=True,
         requires=_DEEPSPEED,
         env=_DS_ENV,
+        time_limit=_DS_LIMIT,
     ),
     _ranked(
         "deepspeed-healthy",
@@ -268,6 +273,7 @@ DEEPSPEED_CASES: tuple[Case, ...] = (
         forbid_text=(r"Traceback",),
         requires=_DEEPSPEED,
         env=_DS_ENV,
+        time_limit=_DS_LIMIT,
     ),
 )
 
