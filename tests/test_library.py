@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from trainmedic.catalog import LibraryError, load_entry, load_library, newline_problem
+from trainmedic.catalog import LIBRARY_DIR, LibraryError, load_entry, load_library, newline_problem
 from trainmedic.fixtures import check_fixtures, fixture_lines
 from trainmedic.scan.database import STRUCTURE, build_scanner, hyperscan_available, library_patterns
 
@@ -32,6 +32,23 @@ def test_library_loads_with_required_entries_and_roles() -> None:
         assert causes <= {c.id for c in entry.causes}, entry_id
     roles = {c.role for c in lib.causes()}
     assert roles == {"initiating", "cascade", "teardown"}
+
+
+def test_every_built_in_entry_says_what_to_do_with_the_job() -> None:
+    """The next action is library data: every entry names its owner, whether a restart can succeed and
+    the safe checkpoint (a team's entry may leave it out; then the owner is unknown)."""
+    import yaml
+
+    for path in sorted(LIBRARY_DIR.glob("*/*.yaml")):
+        data = yaml.safe_load(path.read_text())
+        assert {"owner", "restart", "resume"} <= set(data.get("action") or {}), path.name
+    lib = load_library()
+    hardware = lib.cause("nvidia-xid/" + lib.entry("nvidia-xid").causes[0].id).action
+    assert hardware.owner == "hardware" and hardware.restart
+    assert lib.cause("nan-loss/nonfinite-loss").action.resume == "before-nonfinite"
+    assert lib.cause("iterable-dataset-duplication/not-sharded-per-worker").action.resume == "none"
+    # a cause's own answer overrides its entry's
+    assert lib.cause("nccl-error/system-error").action.restart and not lib.cause("nccl-error/duplicate-gpu").action.restart
 
 
 def test_every_fingerprint_has_a_match_and_every_cause_a_near_miss() -> None:

@@ -17,6 +17,7 @@ from typing import BinaryIO, Union
 
 from trainmedic.catalog import Library, load_library
 from trainmedic.logs.blocks import BLOCK
+from trainmedic.logs.checkpoints import PATTERNS as CHECKPOINTS
 from trainmedic.logs.parallel import scan_file
 from trainmedic.logs.reader import Reader, ScanState
 from trainmedic.logs.sources import InputError, Source, expand
@@ -75,7 +76,8 @@ class Diagnoser:
                 return hit[1]
             if len(_READERS) >= _MAX_READERS:
                 _READERS.clear()
-            reader = Reader([*library_patterns(lib), *STRUCTURE], self.backend, self.block_size, keep_tail)
+            reader = Reader([*library_patterns(lib), *STRUCTURE, *CHECKPOINTS], self.backend, self.block_size,
+                            keep_tail)
             _READERS[key] = (lib, reader)
             return reader
 

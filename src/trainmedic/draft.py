@@ -149,6 +149,10 @@ affects:
 symptoms:
   - symptom: {symptom}
     why: "TODO: why it appears"
+action:  # TODO: whose problem, whether a plain restart can succeed, which checkpoint is safe
+  owner: unknown
+  restart: false
+  resume: last
 causes:
   - id: {cause}
     title: "TODO: the cause in a few words"

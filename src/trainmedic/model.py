@@ -58,6 +58,16 @@ class MissingFact:
 
 
 @dataclass(frozen=True)
+class ActionPolicy:
+    """A cause's answer to "what now with the job" (library data; reason/action.py applies it)."""
+
+    owner: str  # model-code | data | configuration | platform | hardware | framework | unknown
+    restart: bool  # a plain restart can succeed
+    resume: str  # last | before-last | before-nonfinite | none
+    why: str = ""
+
+
+@dataclass(frozen=True)
 class Cause:
     id: str
     title: str
@@ -95,6 +105,7 @@ class Cause:
     # marks that show the `otherwise` reading; when set and neither kind is in sight, the cause stays
     # (ambiguous) instead of moving: the bare message is then read by the commoner of the two
     otherwise_context: tuple[str, ...] = ()
+    action: ActionPolicy = ActionPolicy("unknown", False, "last")
     entry_id: str = ""
 
     @property
@@ -397,6 +408,7 @@ class ScanResult:
     notable: tuple[Notable, ...] = ()  # error-worded lines of the tail (reader: NOTABLE_KEEP at most)
     markers: tuple[Marker, ...] = ()  # phase markers of the tail (reader: MARKERS_KEEP, the last ones)
     tail_lines: tuple[Line, ...] = ()  # the tail's lines, only when the reader keeps them (a baseline)
+    checkpoints: tuple[Checkpoint, ...] = ()  # saves, loads and completions, in file order (capped)
 
     def summary(self) -> InputSummary:
         return InputSummary(self.path, self.bytes, self.lines, tuple(sorted(self.ranks)))
@@ -432,7 +444,40 @@ class ScanResult:
             notable=tuple(replace(n, line=line(n.line)) for n in self.notable),
             markers=tuple(replace(m, line=line(m.line)) for m in self.markers),
             tail_lines=tuple(line(ln) for ln in self.tail_lines),
+            checkpoints=tuple(replace(c, line=line(c.line)) for c in self.checkpoints),
         )
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A checkpoint save, load or a save's completion, as a log line names it (logs/checkpoints.py)."""
+
+    kind: str  # save | load | done (the framework said a save finished)
+    path: str
+    step: int | None
+    line: Line
+    completed: bool | None = None  # a save: True once known finished, False when the failure cut it short
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "checkpoint": self.path, "step": self.step, "completed": self.completed,
+                "path": self.line.path, "line": self.line.number, "rank": self.line.rank, "time": self.line.time}
+
+
+@dataclass(frozen=True)
+class Action:
+    """What to do with the job next (reason/action.py): additive to trainmedic.diagnosis/v1."""
+
+    kind: str  # restart | restart-without | fix-then-resume | stop
+    owner: str  # whose problem: model-code | data | configuration | platform | hardware | framework | unknown
+    reason: str
+    checkpoint: Checkpoint | None = None  # the save to resume from (fix-then-resume, restart)
+    exclude: str | None = None  # the host (and GPU) to leave out (restart-without)
+    evidence: tuple[Evidence, ...] = ()  # the failure's first line, the checkpoint's line
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "owner": self.owner, "reason": self.reason,
+                "checkpoint": self.checkpoint.to_json() if self.checkpoint else None, "exclude": self.exclude,
+                "evidence": [e.to_json() for e in self.evidence]}
 
 
 @dataclass(frozen=True)
@@ -476,6 +521,7 @@ class Diagnosis:
     notes: tuple[str, ...] = field(default=())
     phase: Phase | None = None  # additive to v1: where the job was when it stopped
     novel: tuple[Novel, ...] = ()  # additive to v1: with a baseline, lines no good run printed, best first
+    action: Action | None = None  # additive to v1: restart, restart without a host, fix then resume, or stop
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -490,4 +536,5 @@ class Diagnosis:
             "notes": list(self.notes),
             "phase": self.phase.to_json() if self.phase else None,
             "novel": [n.to_json() for n in self.novel],
+            "action": self.action.to_json() if self.action else None,
         }

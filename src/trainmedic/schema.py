@@ -10,7 +10,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from trainmedic.model import CODE_KEYS, Cause, Entry, Fingerprint, LibraryError, MissingFact, Symptom
+from trainmedic.model import CODE_KEYS, ActionPolicy, Cause, Entry, Fingerprint, LibraryError, MissingFact, Symptom
 from trainmedic.util import linear
 
 _KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -113,6 +113,19 @@ class MissingSpec(_Strict):
     topic: Literal["kernel", "nofile", "shm", "memory"] | None = None
 
 
+class ActionSpec(_Strict):
+    """What to do with the job once this is the cause: whose problem it is, whether a plain restart can
+    succeed, and which checkpoint is safe to resume from."""
+
+    owner: Literal["model-code", "data", "configuration", "platform", "hardware", "framework", "unknown"]
+    restart: bool  # a plain restart can succeed (a transient fault), without changing anything
+    # last: the last save that completed; before-last: the one before it (the last is suspect);
+    # before-nonfinite: the last save before the failure's first evidence (weights went bad after it);
+    # none: no checkpoint of this run is safe (its data or its results are wrong): start again
+    resume: Literal["last", "before-last", "before-nonfinite", "none"]
+    why: str = Field(default="", max_length=200)  # when it differs from what the owner suggests
+
+
 class CauseSpec(_Strict):
     id: str
     title: str = Field(min_length=3)
@@ -142,6 +155,7 @@ class CauseSpec(_Strict):
     otherwise: str | None = None
     otherwise_context: list[str] = []
     tail_only: bool = False
+    action: ActionSpec | None = None  # the entry's, unless this cause differs
 
     _check_id = field_validator("id")(_kebab)
 
@@ -159,6 +173,9 @@ class EntrySpec(_Strict):
     tags: list[str] = Field(min_length=1)
     affects: list[str] = Field(min_length=1)
     symptoms: list[SymptomSpec] = Field(min_length=1)
+    # every cause's, unless the cause says otherwise; a team's entry may leave it out (owner unknown, no
+    # restart, the last checkpoint); every built-in entry has one (tests/test_library.py)
+    action: ActionSpec | None = None
     causes: list[CauseSpec] = Field(min_length=1)
     confirm: list[str] = Field(min_length=1)
     scale: str = Field(min_length=10)
@@ -188,6 +205,13 @@ class EntrySpec(_Strict):
             if not url.startswith(("https://", "http://")):
                 raise ValueError(f"reference {url!r} must be a URL")
         return v
+
+
+_UNKNOWN_ACTION = ActionSpec(owner="unknown", restart=False, resume="last")
+
+
+def _policy(spec: ActionSpec) -> ActionPolicy:
+    return ActionPolicy(spec.owner, spec.restart, spec.resume, spec.why)
 
 
 def _to_entry(spec: EntrySpec, source: str) -> Entry:
@@ -224,6 +248,7 @@ def _to_entry(spec: EntrySpec, source: str) -> Entry:
             otherwise=c.otherwise,
             otherwise_context=tuple(c.otherwise_context),
             tail_only=c.tail_only,
+            action=_policy(c.action or spec.action or _UNKNOWN_ACTION),
             entry_id=spec.id,
         )
         for c in spec.causes

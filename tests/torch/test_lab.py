@@ -79,8 +79,9 @@ def test_unknown_case_names_the_known_ones() -> None:
         lab_cases.get("no-such-case")
 
 
-def _outcome(verdict: str = "failure", id: str | None = None, rank: int | None = None, *coll: int) -> Outcome:
-    return Outcome(verdict, id, rank, frozenset(coll))
+def _outcome(verdict: str = "failure", id: str | None = None, rank: int | None = None, *coll: int,
+             action: str | None = "fix-then-resume", step: int | None = None) -> Outcome:
+    return Outcome(verdict, id, rank, frozenset(coll), None if verdict == "healthy" else action, step)
 
 
 def test_mismatches_compare_verdict_id_rank_and_collateral() -> None:
@@ -97,16 +98,23 @@ def test_mismatches_compare_verdict_id_rank_and_collateral() -> None:
     # single process: a rank on the finding is wrong
     sigkill = lab_cases.get("worker-sigkill")
     assert lab_cases.mismatches(sigkill, _outcome("failure", sigkill.expected_id, 0))
+    # the next action and its checkpoint are compared where the case names them
+    assert lab_cases.mismatches(ddp, replace(good, action="restart"))
+    disk = lab_cases.get("hf-checkpoint-disk-full")
+    assert lab_cases.mismatches(disk, _outcome("failure", disk.expected_id, None, step=2)) == []
+    assert lab_cases.mismatches(disk, _outcome("failure", disk.expected_id, None, step=4))
+    assert lab_cases.mismatches(missing, _outcome("failure", None, 2, 0, 1, 3, action="restart")) == []
     healthy = lab_cases.get("shm-control")
     assert lab_cases.mismatches(healthy, _outcome("healthy")) == []
+    assert lab_cases.mismatches(healthy, replace(_outcome("healthy"), action="restart"))
     # every rank fails alike: any one rank first, the others its collateral
     config = lab_cases.get("deepspeed-batch-config")
     assert config.every_rank and config.nproc == 3
-    assert lab_cases.mismatches(config, _outcome("failure", config.expected_id, 2, 0, 1)) == []
+    assert lab_cases.mismatches(config, _outcome("failure", config.expected_id, 2, 0, 1)) == []  # fix-then-resume
     assert lab_cases.mismatches(config, _outcome("failure", config.expected_id, 0, 1, 2)) == []
     assert lab_cases.mismatches(config, _outcome("failure", config.expected_id, 0, 1))
     assert lab_cases.mismatches(config, _outcome("failure", config.expected_id, None, 0, 1, 2))
-    assert lab_cases.mismatches(healthy, _outcome("hang")) == ["verdict 'hang' != 'healthy'"]
+    assert lab_cases.mismatches(healthy, _outcome("hang", action=None)) == ["verdict 'hang' != 'healthy'"]
 
 
 def test_build_command_wraps_shm_cases_in_a_private_namespace(tmp_path: Path) -> None:
@@ -148,7 +156,7 @@ def test_a_disk_that_fills_is_a_small_tmpfs_in_the_runs_own_namespace(tmp_path: 
     assert case.needs_root
     argv = runner.build_command(case, python="py", work=tmp_path)
     script = argv[argv.index("-c") + 1]
-    assert '"$TMPDIR/small"' in script and argv[argv.index("-c") + 2 : argv.index("-c") + 4] == ["1g", "200k"]
+    assert '"$TMPDIR/small"' in script and argv[argv.index("-c") + 2 : argv.index("-c") + 4] == ["1g", "300k"]
 
 
 def test_without_root_cases_that_need_it_are_skipped_with_the_reason(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -67,10 +67,11 @@ def run(args: argparse.Namespace, env: Env) -> int:
                          f"{sum(1 for _ in lib.fingerprints())} fingerprints\n")
         return ExitCode.HEALTHY
     from trainmedic.fixtures import check_fixtures
+    from trainmedic.logs.checkpoints import PATTERNS as CHECKPOINTS
     from trainmedic.scan.database import STRUCTURE, build_scanner, hyperscan_available, library_patterns
 
     problems = check_fixtures(lib)
-    patterns = [*library_patterns(lib), *STRUCTURE]
+    patterns = [*library_patterns(lib), *STRUCTURE, *CHECKPOINTS]
     backends = ["python", "hyperscan"] if hyperscan_available() else ["python"]
     for backend in backends:
         try:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from trainmedic.logs.attribution import host_from_path, rank_from_path
-from trainmedic.logs.reader import BEHIND, LOOKAHEAD, MAX_HITS_PER_PATTERN, Found, Reader, ScanState
+from trainmedic.logs.reader import BEHIND, LOOKAHEAD, MAX_CHECKPOINTS, MAX_HITS_PER_PATTERN, Found, Reader, ScanState
 from trainmedic.logs.sources import Source, compression_of, wide_encoding
 from trainmedic.model import ScanResult
 from trainmedic.scan.database import Pattern
@@ -166,6 +166,7 @@ def merge(source: Source, parts: list[ScanResult]) -> ScanResult:
                 kept[m.fingerprint] += 1
                 out.matches.append(m)
         out.tracebacks.extend(shifted.tracebacks)
+        out.checkpoints.extend(shifted.checkpoints)
         out.summaries.extend(shifted.summaries)
         out.world_sizes |= shifted.world_sizes
         out.contexts |= shifted.contexts
@@ -186,6 +187,7 @@ def merge(source: Source, parts: list[ScanResult]) -> ScanResult:
             out.lines = before + shifted.lines
         before += shifted.lines
     out.tracebacks = out.tracebacks[:2000]
+    out.checkpoints = out.checkpoints[-MAX_CHECKPOINTS:]
     for key, n in seen.items():
         if n > MAX_HITS_PER_PATTERN:
             out.dropped[key] = n - MAX_HITS_PER_PATTERN

@@ -14,11 +14,22 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import BinaryIO
 
+from trainmedic.logs import checkpoints
 from trainmedic.logs.attribution import Attribution, host_from_path, parse_time, rank_from_path, split_prefix
 from trainmedic.logs.blocks import BLOCK, MAX_LINE, BlockSplitter, strip_ansi
 from trainmedic.logs.sources import InputError, Source, looks_binary
 from trainmedic.logs.tracebacks import MAX_DUMP_FRAMES, assemble_stack_dump, assemble_traceback
-from trainmedic.model import Line, Marker, Match, Notable, RankProgress, ScanResult, SummaryRecord, Traceback
+from trainmedic.model import (
+    Checkpoint,
+    Line,
+    Marker,
+    Match,
+    Notable,
+    RankProgress,
+    ScanResult,
+    SummaryRecord,
+    Traceback,
+)
 from trainmedic.scan.database import (
     ERROR_LEVEL,
     PHASES,
@@ -40,6 +51,7 @@ BEHIND = 64 * 1024  # how far back a summary record may look for its host and ti
 WARNING_SPAN = 3  # lines after a warning that still belong to its message
 PROGRESS_LINES = 256  # progress lines of the tail read per rank (the last ones)
 _DONE_PIDS = frozenset(i for i, p in enumerate(PROGRESS) if p.kind == "done")
+MAX_CHECKPOINTS = 200  # the latest checkpoint lines kept per input (a resume point is among the last)
 TAIL_LINES_KEEP = 4000  # tail lines kept when asked (a baseline compares them)
 MARKERS_KEEP = 64  # phase markers kept from one input's tail: its last ones
 NOTABLE_KEEP = 256  # error-worded lines kept from one input's tail: its first ones, then its last ones
@@ -86,6 +98,7 @@ class Found:
     notable: list[Notable] = field(default_factory=list)
     markers: list[Marker] = field(default_factory=list)
     tail_lines: list[Line] = field(default_factory=list)
+    checkpoints: list[Checkpoint] = field(default_factory=list)
 
     def freeze(self) -> ScanResult:
         return ScanResult(
@@ -98,6 +111,7 @@ class Found:
             notable=tuple(self.notable),
             markers=tuple(self.markers),
             tail_lines=tuple(self.tail_lines),
+            checkpoints=tuple(self.checkpoints),
         )
 
 
@@ -352,6 +366,17 @@ class Reader:
                     result.summaries.append(rec)
                     # The record's own lines: "[i]:", time, host above; exitcode, error_file, traceback below.
                     summary_spans.append((lineno - 3, lineno + 3, rec))
+                continue
+            if pattern.kind == "checkpoint":
+                text = _decode(_visible(raw, end - start))
+                att = split_prefix(text)
+                rank = att.rank if att.rank is not None else file_rank
+                line = Line(path, lineno, att.rest.strip() or text, rank, att.host or file_host, parse_time(text))
+                found = checkpoints.parse(pattern.key, att.rest, line)
+                if found is not None:
+                    result.checkpoints.append(found)
+                    if len(result.checkpoints) > 2 * MAX_CHECKPOINTS:  # a run that saves every step
+                        del result.checkpoints[:-MAX_CHECKPOINTS]
                 continue
             if pattern.kind == "world":
                 m = _WORLD.search(_decode(raw))

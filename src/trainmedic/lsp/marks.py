@@ -159,6 +159,8 @@ def _finding_hover(d: Diagnosis, p: Finding, cause: Cause | None) -> str:
     if cause is not None:
         parts.append(f"**Mechanism.** {cause.mechanism}")
     parts += _fix_and_verify(p, "Fix")
+    if d.action is not None:
+        parts.append(f"**Next.** {d.action.reason}")
     if p.missing:
         parts.append("**Missing facts**\n\n" + "\n".join(f"- {m.fact}: `{m.command}`" for m in p.missing))
         back = feedback([m.topic for m in p.missing if m.topic], "cli")

@@ -32,7 +32,7 @@ from trainmedic.model import (
     SummaryRecord,
     Verdict,
 )
-from trainmedic.reason import confidence, memory, notable, patterns, phase, templates
+from trainmedic.reason import action, confidence, memory, notable, patterns, phase, templates
 from trainmedic.reason import facts as machine
 from trainmedic.reason.events import build_events, is_handled, pid_of, precursors, strength, with_cause
 from trainmedic.reason.templates import Baseline
@@ -246,6 +246,11 @@ def _progress(ctx: Context) -> dict[int | None, RankProgress]:
 
 
 def reason(ctx: Context) -> Diagnosis:
+    d = _reason(ctx)
+    return replace(d, action=action.decide(d, ctx.scans, ctx.library))
+
+
+def _reason(ctx: Context) -> Diagnosis:
     d = _warned_readings(ctx, _verdict(ctx))
     d = replace(d, phase=phase.at_stop(d, ctx.scans))
     if ctx.baseline is None:
@@ -552,13 +557,21 @@ def _recovered(ctx: Context, initiating: list[Event], collateral: list[Event]) -
     """A try/except that logged an error and went on: progress resumed after it and the run finished."""
     if collateral or not any(s.done for s in ctx.scans):
         return False
-    progress = [p for s in ctx.scans for p in s.progress.values()]
+    progress = [p for s in ctx.scans for p in s.progress.values() if not _ONE_ITEM_BAR.search(p.text)]
     for e in initiating:
-        # Progress by the same rank (or, for an unranked error, by anyone in that file) after the error.
+        # Progress by the same rank (or, for an unranked error, by anyone in that file) after the error's
+        # last line: an error that every later step repeats (a NaN in each metrics line) was not handled.
+        last = max((m.line.number for s in ctx.scans if s.path == e.path for m in s.matches
+                    if m.cause == e.cause and (e.rank is None or m.line.rank in (e.rank, None))), default=e.line)
         after = [p for p in progress if p.path == e.path and (e.rank is None or p.rank in (e.rank, None))]
-        if not any(p.line > e.line for p in after):
+        if not any(p.line > max(last, e.line) for p in after):
             return False
     return True
+
+
+# A progress bar of one item ("Writing model shards: 100%| 1/1 [...]") is one operation's, not the
+# training loop's: it says nothing about training going on.
+_ONE_ITEM_BAR = re.compile(r"\b[01]/1 \[")
 
 
 def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],

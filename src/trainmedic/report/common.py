@@ -169,3 +169,25 @@ def without_printed(why: str, printed: Collection[str]) -> str:
     """An alternative's reason without its "; check with `CMD`" when CMD is printed elsewhere in the
     report already: each command once."""
     return _CHECK.sub(lambda m: "" if m.group(1) in printed else m.group(0), why)
+
+
+_ACTION_HEAD = {"restart": "restart the job", "restart-without": "restart the job without {exclude}",
+                "fix-then-resume": "fix the cause, then resume", "stop": "stop"}
+
+
+def action_line(d: Diagnosis) -> str:
+    """The next action in a few words ("fix the cause, then resume from out/checkpoint-2 (step 2)"), for
+    faces short of room; the action's `reason` says it in full."""
+    a = d.action
+    if a is None:
+        return ""
+    head = _ACTION_HEAD.get(a.kind, a.kind).format(exclude=a.exclude or "the faulty host")
+    if a.kind == "stop":
+        head += ": find the cause before running again" if a.checkpoint is None and a.owner == "unknown" else (
+            ": no checkpoint of this run is safe" if a.checkpoint is None else "")
+    if a.checkpoint is not None and a.kind != "stop":
+        step = f" (step {a.checkpoint.step})" if a.checkpoint.step is not None else ""
+        head += f" from {a.checkpoint.path}{step}"
+    owner = "" if a.owner == "unknown" else f"; owner: {a.owner}"
+    return head[:1].upper() + head[1:] + owner
+

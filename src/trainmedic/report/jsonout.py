@@ -13,13 +13,16 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from trainmedic.model import (
+    Action,
     Alternative,
+    Checkpoint,
     Collateral,
     Diagnosis,
     Evidence,
     Fact,
     Finding,
     InputSummary,
+    Line,
     MissingFact,
     Phase,
     RankProgress,
@@ -79,7 +82,20 @@ def diagnosis_from_json(d: Mapping[str, Any]) -> Diagnosis:
         facts=tuple(Fact(f["id"], f["value"], f.get("source", ""), f.get("effect", "")) for f in d.get("facts", [])),
         notes=tuple(d.get("notes", [])),
         phase=_phase(d["phase"]) if isinstance(d.get("phase"), Mapping) else None,
+        action=_action(d["action"]) if isinstance(d.get("action"), Mapping) else None,
     )
+
+
+def _action(a: Mapping[str, Any]) -> Action:
+    c = a.get("checkpoint")
+    checkpoint = None
+    if isinstance(c, Mapping):
+        checkpoint = Checkpoint(str(c.get("kind", "save")), str(c.get("checkpoint", "")), c.get("step"),
+                                Line(str(c.get("path", "")), int(c.get("line", 0)), "", c.get("rank"),
+                                     time=c.get("time")), c.get("completed"))
+    return Action(str(a.get("kind", "")), str(a.get("owner", "unknown")), str(a.get("reason", "")), checkpoint,
+                  a.get("exclude"), tuple(Evidence(e["path"], e["line"], e.get("rank"), e.get("text", ""))
+                                          for e in a.get("evidence", [])))
 
 
 def _phase(p: Mapping[str, Any]) -> Phase:

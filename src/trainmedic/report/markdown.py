@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from trainmedic.model import Diagnosis
-from trainmedic.report.common import HEADLINES, collateral_by_rank, feedback, where, without_printed
+from trainmedic.report.common import HEADLINES, action_line, collateral_by_rank, feedback, where, without_printed
 from trainmedic.util.text import code_fence, md_inline, printable, rank_label
 
 
@@ -37,6 +37,13 @@ def render(d: Diagnosis, out: TextIO, _color: bool = False) -> None:
             back = feedback([m.topic for m in p.missing if m.topic], "cli")
             if back:
                 w(back + "\n\n")
+        if d.action is not None:
+            a = d.action
+            w(f"### Next: {md_inline(action_line(d))}\n\n{md_inline(a.reason)}\n\n")
+            if a.checkpoint is not None:
+                step = f", step {a.checkpoint.step}" if a.checkpoint.step is not None else ""
+                w(f"- Checkpoint: `{md_inline(a.checkpoint.path)}`{step} "
+                  f"({md_inline(a.checkpoint.line.path)}:{a.checkpoint.line.number})\n\n")
     used = [f for f in d.facts if f.effect]
     if used:
         w("### Machine facts used\n\n" + "".join(

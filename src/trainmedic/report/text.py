@@ -17,6 +17,7 @@ from rich.text import Text
 from trainmedic.model import Diagnosis, Evidence, Finding
 from trainmedic.report.common import (
     HEADLINES,
+    action_line,
     collateral_groups,
     feedback,
     folded_evidence,
@@ -137,6 +138,8 @@ def blocks(d: Diagnosis, limits: _Limits | None = None) -> list[_Block]:
         out.append(_Block(0, 2).add("Machine: ", "bold").add(f"{f.id} = {f.value}: {f.effect}"))
     _fix(p, out, lim.fix)
     _decide(p, out)
+    if d.action is not None:
+        out.append(_Block(0, 2).add("Next  ", "bold").prose(action_line(d), ticks=False))
     if d.alternatives and lim.alternatives:
         alt = _Block(0, 2).add("Also possible: ", "bold")
         for i, a in enumerate(d.alternatives[:lim.alternatives]):

@@ -50,6 +50,13 @@ def render(d: Diagnosis, out: TextIO, color: bool = False) -> None:
             con.print("[bold]Missing facts[/] (the evidence cannot decide without them)")
             for m in p.missing:
                 con.print(f"  - {_safe(m.fact)}: [cyan]{_safe(m.command)}[/]")
+        if d.action is not None:
+            con.print(f"[bold]Next[/] ({_safe(d.action.kind)}, owner {_safe(d.action.owner)})")
+            con.print(f"  {_safe(d.action.reason)}")
+            if d.action.checkpoint is not None:
+                c = d.action.checkpoint
+                con.print(f"  [dim]{_safe(c.line.path)}:{c.line.number}[/]  checkpoint {_safe(c.path)}"
+                          + (f" step {c.step}" if c.step is not None else ""))
     used = [f for f in d.facts if f.effect]
     if used:
         con.print("[bold]Machine facts used[/]")

@@ -18,7 +18,7 @@ from trainmedic.catalog import Library
 from trainmedic.model import Cause, Fingerprint
 from trainmedic.util import linear
 
-Kind = Literal["fingerprint", "traceback", "summary", "world", "progress", "done", "context",
+Kind = Literal["fingerprint", "traceback", "summary", "world", "progress", "done", "context", "checkpoint",
                "fatal", "error", "warning",  # tail-only severity (model.Notable)
                "launch", "setup", "checkpoint-load", "evaluation", "checkpoint-save", "shutdown"]  # phases
 

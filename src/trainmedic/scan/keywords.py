@@ -8,6 +8,7 @@ from re import _parser  # type: ignore[attr-defined]  # same
 from typing import Any
 
 from trainmedic.catalog import Library
+from trainmedic.logs.checkpoints import PATTERNS as CHECKPOINTS
 from trainmedic.scan.database import STRUCTURE
 
 
@@ -84,7 +85,8 @@ def keywords(library: Library) -> list[str]:
     # A tail_only cause's words ("Error", a log level) would keep nearly every line and reduce nothing;
     # the client keeps the log's last lines, where those words matter.
     scanned = [(fp.regex, fp.ignore_case) for cause, fp in library.fingerprints() if not cause.tail_only]
-    for regex, ignore_case in scanned + [(p.regex, p.ignore_case) for p in STRUCTURE]:
+    # checkpoint lines too: the action's resume point is read from them
+    for regex, ignore_case in scanned + [(p.regex, p.ignore_case) for p in (*STRUCTURE, *CHECKPOINTS)]:
         found = required_literals(regex, ignore_case)
         words.update(found or [""])
     return sorted(words)

@@ -10,7 +10,7 @@ from typing import Any
 
 from trainmedic.catalog import Library
 from trainmedic.report import rendered
-from trainmedic.report.common import feedback, without_printed
+from trainmedic.report.common import action_line, feedback, without_printed
 from trainmedic.report.jsonout import diagnosis_from_json
 from trainmedic.web.encyclopedia import cause_role, cause_title, entry_url
 from trainmedic.web.store import Record, iso
@@ -88,6 +88,8 @@ def diagnosis_view(rec: Record, library: Library) -> dict[str, Any]:
         "alternatives": alternatives,
         "progress": d.get("progress", []),
         "phase": d.get("phase"),
+        "action": d.get("action"),
+        "action_line": action_line(diagnosis_from_json(d)) if d.get("action") else "",
         "inputs": inputs,
         "facts": [f for f in d.get("facts", []) if f.get("effect")],
         "notes": d.get("notes", []),

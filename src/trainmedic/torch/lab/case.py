@@ -36,6 +36,10 @@ class Case:
     expected_rank: int | None = None
     expected_collateral_ranks: frozenset[int] = frozenset()
     injected: str | None = None  # the cause really provoked, even where the log cannot show it
+    # what to do with the job (reason/action.py): restart | restart-without | fix-then-resume | stop; None
+    # where the logs cannot decide it (the failing rank's log is missing) or the run is healthy
+    expected_action: str | None = None
+    expected_checkpoint_step: int | None = None  # the step of the checkpoint to resume from, if any
     # what the capture must (not) contain: real messages, as regexes (multiline)
     expect_text: tuple[str, ...] = ()
     forbid_text: tuple[str, ...] = ()
@@ -71,6 +75,8 @@ class Case:
             "expected_rank": self.expected_rank,
             "expected_collateral_ranks": sorted(self.expected_collateral_ranks),
             "injected": self.injected or self.expected_id,
+            "expected_action": self.expected_action,
+            "expected_checkpoint_step": self.expected_checkpoint_step,
         }
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -335,6 +335,30 @@ CASES: tuple[Case, ...] = (
     *FRAMEWORK_CASES,
 )
 
+# What to do with the job after each failure, and from which checkpoint (step): the lab's ground truth
+# of reason/action.py. A worker killed or out of memory, a full /dev/shm: the platform's to fix, then
+# resume; an exception no entry knows: stop and look; a hang with no cause: a restart may pass.
+_FIX = "fix-then-resume"
+_FIXED_THEN_RESUMED = (
+    "shm-exhausted", "shm-bus-error", "worker-sigkill", "worker-segfault", "worker-oom", "worker-oom-rlimit",
+    "fd-exhaustion", "getitem-exception", "getitem-exception-w0", "worker-hang", "ddp-worker-crash",
+    "ddp-worker-crash-logdir", "ddp-worker-crash-record", "ddp-rank-raises", "ddp-rank-raises-tee",
+    "hf-worker-killed", "hf-getitem-exception", "hf-nan-loss", "hf-resume-shape-mismatch",
+    "hf-ddp-getitem-exception", "accelerate-worker-killed", "lightning-worker-killed",
+    "deepspeed-worker-killed", "deepspeed-batch-config",
+)
+_STOPPED = ("ddp-unknown-exception", "accelerate-rank-raises", "lightning-rank-raises", "lightning-callback-raises")
+_RESTARTED = ("ddp-rank-hang", "accelerate-rank-hang", "lightning-rank-hang")
+_ACTIONS: dict[str, tuple[str, int | None]] = {
+    **dict.fromkeys(_FIXED_THEN_RESUMED, (_FIX, None)),
+    "hf-checkpoint-disk-full": (_FIX, 2),  # checkpoint-4 was being written when the disk filled
+    "hf-nan-after-checkpoint": (_FIX, 2),  # the last save before the first NaN, not checkpoint-8
+    **dict.fromkeys(_STOPPED, ("stop", None)),
+    **dict.fromkeys(_RESTARTED, ("restart", None)),
+}
+CASES = tuple(replace(c, expected_action=_ACTIONS[c.name][0], expected_checkpoint_step=_ACTIONS[c.name][1])
+              if c.name in _ACTIONS else c for c in CASES)
+
 BY_NAME: dict[str, Case] = {c.name: c for c in CASES}
 
 
@@ -424,13 +448,18 @@ class Outcome:
     id: str | None
     rank: int | None
     collateral_ranks: frozenset[int]
+    action: str | None = None
+    checkpoint_step: int | None = None
 
     @classmethod
     def of(cls, d: DiagnosisLike) -> Outcome:
         ranks = frozenset(c.rank for c in d.collateral if c.rank is not None)
+        act = getattr(d, "action", None)
+        kind = getattr(act, "kind", None)
+        step = getattr(getattr(act, "checkpoint", None), "step", None)
         if d.primary is None:
-            return cls(d.verdict, None, None, ranks)
-        return cls(d.verdict, d.primary.id, d.primary.rank, ranks)
+            return cls(d.verdict, None, None, ranks, kind, step)
+        return cls(d.verdict, d.primary.id, d.primary.rank, ranks, kind, step)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -438,6 +467,8 @@ class Outcome:
             "id": self.id,
             "rank": self.rank,
             "collateral_ranks": sorted(self.collateral_ranks),
+            "action": self.action,
+            "checkpoint_step": self.checkpoint_step,
         }
 
 
@@ -451,6 +482,12 @@ def mismatches(case: Case, got: Outcome) -> list[str]:
     out: list[str] = []
     if got.verdict != case.expected_verdict:
         out.append(f"verdict {got.verdict!r} != {case.expected_verdict!r}")
+    if case.expected_verdict == "healthy" and got.action is not None:
+        out.append(f"action {got.action!r} for a healthy run")
+    if case.expected_action is not None and (got.action, got.checkpoint_step) != (
+            case.expected_action, case.expected_checkpoint_step):
+        out.append(f"action {got.action!r} from step {got.checkpoint_step!r} != {case.expected_action!r} from step "
+                   f"{case.expected_checkpoint_step!r}")
     if case.expected_id is not None and got.id != case.expected_id:
         out.append(f"id {got.id!r} != {case.expected_id!r}")
     if case.every_rank:  # any rank may come first; the others are then its collateral

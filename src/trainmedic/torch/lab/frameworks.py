@@ -87,16 +87,27 @@ HF_CASES: tuple[Case, ...] = (
     ),
     Case(
         name="hf-checkpoint-disk-full",
-        description="HF Trainer saves a checkpoint at step 3 to a 200 KiB filesystem: the optimizer state "
-        "does not fit",
+        description="HF Trainer saves a checkpoint every 2 steps to a 300 KiB filesystem: the first fits, the "
+        "second does not",
         program="hf_trainer.py",
         args=("--failure", "save-full"),
-        expected_id="disk-full/checkpoint-write-failed",
-        expect_text=(r"unexpected pos \d+ vs \d+",),
-        small_fs="200k",
+        expected_id="disk-full/no-space-left",
+        expect_text=(r"Saving model checkpoint to \S+/checkpoint-4$", r"No space left on device \(os error 28\)"),
+        small_fs="300k",
         requires=_HF,
-        notes="torch.save reports a full disk as the zip writer's 'unexpected pos' (the bytes written fell "
-        "short), not as ENOSPC.",
+        notes="the failure strikes while checkpoint-4 is written: the resume point is checkpoint-2.",
+    ),
+    Case(
+        name="hf-nan-after-checkpoint",
+        description="HF Trainer saves every step; a learning rate of 1e6 turns the weights NaN after the first",
+        program="hf_trainer.py",
+        args=("--failure", "nan-after-save"),
+        expected_id="nan-loss/nonfinite-loss",
+        expect_text=(r"Saving model checkpoint to \S+/checkpoint-1$", r"'grad_norm': 'nan'",
+                     r"Saving model checkpoint to \S+/checkpoint-8$"),
+        requires=_HF,
+        notes="every later checkpoint holds NaN weights: the resume point is the last save before the first "
+        "NaN, not the last save.",
     ),
     Case(
         name="hf-resume-shape-mismatch",

@@ -2,7 +2,10 @@
   --failure worker-kill      a DataLoader worker (dataloader_num_workers=2) is SIGKILLed, as the OOM killer does;
   --failure getitem          the dataset raises in __getitem__ (a record with a missing field);
   --failure nan              the learning rate is far too high and clipping is off: the loss becomes NaN;
-  --failure save-full        checkpoints go to a small filesystem (the runner mounts it): the save fails;
+  --failure save-full        checkpoints every 2 steps go to a small filesystem (the runner mounts it): the
+                             first fits, the second fails;
+  --failure nan-after-save   a checkpoint every step, and a learning rate that turns the weights NaN after the
+                             first: the checkpoints saved after that are NaN too;
   --failure resume-mismatch  training resumes from a checkpoint written by a model of another width;
   --failure none             a healthy run.
 Launched as a plain script (one process) or under torchrun (--fail-rank picks the failing rank).
@@ -74,7 +77,8 @@ def arguments(out: str, args: argparse.Namespace, **overrides: Any) -> TrainingA
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--failure", default="none",
-                        choices=["none", "worker-kill", "getitem", "nan", "save-full", "resume-mismatch"])
+                        choices=["none", "worker-kill", "getitem", "nan", "save-full", "nan-after-save",
+                                 "resume-mismatch"])
     parser.add_argument("--fail-rank", type=int, default=0)
     parser.add_argument("--fail-step", type=int, default=3)
     parser.add_argument("--steps", type=int, default=8)
@@ -89,9 +93,13 @@ def main() -> None:
     if failing and args.failure == "nan":
         extra = {"learning_rate": 1e6, "max_grad_norm": 0.0, "optim": "sgd"}
     if args.failure == "save-full":
-        # the runner mounts a small tmpfs here; a checkpoint of the model does not fit
+        # the runner mounts a small tmpfs here: one checkpoint fits, two do not. log_level "info", as the
+        # HF examples set it, prints each save.
         out = str(work / "small")
-        extra = {"save_strategy": "steps", "save_steps": args.fail_step}
+        extra = {"save_strategy": "steps", "save_steps": 2, "log_level": "info"}
+    if args.failure == "nan-after-save":
+        extra = {"learning_rate": 1e6, "max_grad_norm": 0.0, "optim": "sgd", "save_strategy": "steps",
+                 "save_steps": 1, "log_level": "info"}
     if args.failure == "resume-mismatch":
         first = Trainer(model=model(32), args=arguments(out, args, max_steps=2, save_strategy="steps",
                                                           save_steps=2), train_dataset=data)
