@@ -26,6 +26,15 @@ $(SYSTEM_STAMP): | $(STAMP)
 	bash scripts/install-postgres.sh
 	touch $@
 
+# The official SARIF 2.1.0 schema (OASIS; shipped by Microsoft's @microsoft/jest-sarif package) for the
+# tests that validate --format sarif. Fetched once from the npm registry into the venv.
+SARIF_SCHEMA := $(VENV)/share/sarif-2.1.0-rtm.5.json
+$(SARIF_SCHEMA): | $(STAMP)
+	mkdir -p $(VENV)/share/npm-pack
+	cd $(VENV)/share/npm-pack && npm pack --silent @microsoft/jest-sarif@1.0.0-beta.0 >/dev/null
+	tar -xzf $(VENV)/share/npm-pack/microsoft-jest-sarif-1.0.0-beta.0.tgz -C $(VENV)/share/npm-pack package/lib/schemas/sarif-2.1.0-rtm.5.json
+	mv $(VENV)/share/npm-pack/package/lib/schemas/sarif-2.1.0-rtm.5.json $@
+
 system: $(SYSTEM_STAMP)
 
 demo: $(STAMP)
@@ -37,7 +46,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-pytest: $(STAMP) $(SYSTEM_STAMP)
+pytest: $(STAMP) $(SYSTEM_STAMP) $(SARIF_SCHEMA)
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
 
 test: lint typecheck pytest eval

@@ -22,6 +22,8 @@ _MODULES = {
     "verbose": "trainmedic.report.verbose",
     "json": "trainmedic.report.jsonout",
     "markdown": "trainmedic.report.markdown",
+    "sarif": "trainmedic.report.sarif",
+    "github": "trainmedic.report.github",
 }
 DEFAULT_FORMAT = "text"
 
