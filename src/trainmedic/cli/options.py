@@ -42,3 +42,14 @@ def open_library(folder: Path | None, env: Env) -> Library | None:
     except LibraryError as exc:
         env.error(f"library: {exc}")
         return None
+
+
+def notify_url_ok(url: str, env: Env) -> bool:
+    """--notify takes an http(s) URL; anything else is a usage error, said before the job starts."""
+    from trainmedic.live.notify import valid_url
+
+    if valid_url(url):
+        return True
+    env.error(f"--notify {url!r}: not an http(s) URL")
+    return False
+

@@ -6,7 +6,13 @@ import argparse
 from pathlib import Path
 
 from trainmedic.cli.env import Env
-from trainmedic.cli.options import add_format_options, add_library_option, chosen_format, open_library
+from trainmedic.cli.options import (
+    add_format_options,
+    add_library_option,
+    chosen_format,
+    notify_url_ok,
+    open_library,
+)
 from trainmedic.model import ExitCode
 
 
@@ -28,6 +34,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="after reporting a hang, leave the job running (keep, the default) or stop it (kill)")
     p.add_argument("--metrics-port", type=int, default=None, metavar="P",
                    help="serve Prometheus metrics on 127.0.0.1:P (0 picks a free port, printed on stderr)")
+    p.add_argument("--notify", default=None, metavar="URL",
+                   help="post the final diagnosis of a failure or hang to this webhook (Slack incoming webhook "
+                        "or generic JSON), once, secrets redacted")
+    p.add_argument("--notify-format", choices=("auto", "slack", "json"), default="auto",
+                   help="the webhook's payload (default: slack for hooks.slack.com, else json)")
     p.add_argument("--report", type=Path, default=None, metavar="FILE",
                    help="write the final diagnosis as trainmedic.diagnosis/v1 JSON to FILE")
     add_format_options(
@@ -51,10 +62,13 @@ def run(args: argparse.Namespace, env: Env) -> int:
     if args.metrics_port is not None and not 0 <= args.metrics_port <= 65535:
         env.error("--metrics-port must be between 0 and 65535")
         return ExitCode.USAGE
+    if args.notify is not None and not notify_url_ok(args.notify, env):
+        return ExitCode.USAGE
     library = open_library(args.library, env)
     if library is None:
         return ExitCode.USAGE
     opts = JobOptions(argv=command, library=library, hang_timeout=args.hang_timeout,
                       startup_timeout=args.startup_timeout, on_hang=args.on_hang,
-                      metrics_port=args.metrics_port, report=args.report, fmt=chosen_format(args))
+                      metrics_port=args.metrics_port, report=args.report, fmt=chosen_format(args),
+                      notify=args.notify, notify_format=args.notify_format)
     return Job(opts, env).run()

@@ -7,7 +7,14 @@ import math
 from pathlib import Path
 
 from trainmedic.cli.env import Env
-from trainmedic.cli.options import add_format_options, add_library_option, chosen_format, colored, open_library
+from trainmedic.cli.options import (
+    add_format_options,
+    add_library_option,
+    chosen_format,
+    colored,
+    notify_url_ok,
+    open_library,
+)
 from trainmedic.model import ExitCode
 
 
@@ -30,6 +37,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="stop following (exit 1) as soon as a failure or a hang is found")
     p.add_argument("--metrics-port", type=int, default=None, metavar="P",
                    help="serve Prometheus metrics on 127.0.0.1:P (0 picks a free port)")
+    p.add_argument("--notify", default=None, metavar="URL",
+                   help="post the final diagnosis of a failure or hang to this webhook (Slack incoming webhook "
+                        "or generic JSON), once, secrets redacted")
+    p.add_argument("--notify-format", choices=("auto", "slack", "json"), default="auto",
+                   help="the webhook's payload (default: slack for hooks.slack.com, else json)")
     p.add_argument("--report", type=Path, default=None, metavar="FILE",
                    help="write the final diagnosis as trainmedic.diagnosis/v1 JSON to FILE")
     add_format_options(p, json_help="print diagnoses as JSON (one object per line when following)")
@@ -40,6 +52,8 @@ def run(args: argparse.Namespace, env: Env) -> int:
     from trainmedic.logs.sources import InputError
 
     fmt = chosen_format(args)
+    if args.notify is not None and not notify_url_ok(args.notify, env):
+        return ExitCode.USAGE
     library = open_library(args.library, env)
     if library is None:
         return ExitCode.USAGE
@@ -66,6 +80,12 @@ def run(args: argparse.Namespace, env: Env) -> int:
             from trainmedic.report.jsonout import write_file
 
             write_file(diagnosis, args.report)
+        if args.notify is not None and diagnosis.verdict != "healthy":
+            from trainmedic.live import notify
+
+            sent = notify.post(diagnosis, args.notify, args.notify_format)
+            if not sent.ok:
+                env.error(f"--notify: not delivered after {sent.attempts} attempt(s): {sent.detail}")
         return ExitCode.HEALTHY if diagnosis.verdict == "healthy" else ExitCode.FOUND
 
     from trainmedic.live.watcher import Watcher, WatchOptions
@@ -73,5 +93,6 @@ def run(args: argparse.Namespace, env: Env) -> int:
     opts = WatchOptions(paths=list(args.paths), library=library, interval=args.interval,
                         hang_timeout=args.hang_timeout,
                         startup_timeout=args.startup_timeout, pid=args.pid, exit_on_failure=args.exit_on_failure,
-                        metrics_port=args.metrics_port, report=args.report, fmt=fmt)
+                        metrics_port=args.metrics_port, report=args.report, fmt=fmt, notify=args.notify,
+                        notify_format=args.notify_format)
     return Watcher(opts, env).run()

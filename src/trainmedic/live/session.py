@@ -44,6 +44,8 @@ class LiveOptions:
     report: Path | None = None
     fmt: str = "text"
     facts: tuple[Fact, ...] = ()
+    notify: str | None = None  # post the final diagnosis here (live/notify.py)
+    notify_format: str = "auto"
 
 
 OptionsT = TypeVar("OptionsT", bound=LiveOptions)
@@ -159,13 +161,20 @@ class LiveSession(Generic[OptionsT]):
         return d
 
     def _conclude(self, d: Diagnosis, title: str) -> None:
-        """Print the final diagnosis and write it to --report."""
+        """Print the final diagnosis, write it to --report and post it to --notify (once, here: the
+        training is over, so a slow webhook delays only this command's exit, within notify's bound)."""
         self._show(d, title)
         if self.opts.report is not None:
             try:
                 write_file(d, self.opts.report)
             except OSError as exc:
                 self.env.error(f"--report {self.opts.report}: cannot write: {exc.strerror or exc}")
+        if self.opts.notify is not None and d.verdict != "healthy":
+            from trainmedic.live import notify
+
+            sent = notify.post(d, self.opts.notify, self.opts.notify_format)
+            if not sent.ok:
+                self._say(f"--notify: not delivered after {sent.attempts} attempt(s): {sent.detail}")
 
     # ------------------------------------------------------------ talking and clocks
 
