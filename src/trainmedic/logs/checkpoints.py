@@ -31,7 +31,10 @@ _WORDINGS: dict[str, tuple[str, str, int, int]] = {
     # iteration     500 to /ckpt" (older: "from iteration"), "loading checkpoint from /ckpt at iteration 500"
     "megatron-save": ("save", r"saving checkpoint at iteration +(\d{1,12}) to ([^ \t\n]+)", 2, 1),
     "megatron-done": ("done", r"successfully saved checkpoint (?:at|from) iteration +(\d{1,12}) to ([^ \t\n]+)", 2, 1),
-    "megatron-load": ("load", r"loading checkpoint from ([^ \t\n]+) at iteration (\d{1,12})", 1, 2),
+    # "loading checkpoint from /ckpt at iteration 500", "successfully loaded checkpoint from /ckpt [ t 0, p 0 ]
+    # at iteration 500"
+    "megatron-load": ("load", r"(?:loading|loaded) checkpoint from ([^ \t\n]+) (?:\[[^\]\n]{0,40}\] )?at iteration "
+                              r"(\d{1,12})", 1, 2),
     # A training script's own wrapper around torch.save: "Saved checkpoint to ckpt/step_1200.pt",
     # "Checkpoint saved: ckpt/epoch_3.pth", "saving checkpoint to ..."
     # ("at" is left out: Megatron-LM's "saving checkpoint at iteration" is its own wording above.)

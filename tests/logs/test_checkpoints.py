@@ -1,0 +1,55 @@
+"""Checkpoint saves, loads and completions, in the words each framework's source prints them (HF
+transformers trainer.py, Lightning model_checkpoint.py and checkpoint_connector.py, DeepSpeed engine.py
+and torch_checkpoint_engine.py, Megatron-LM checkpointing.py), with a near-miss for each."""
+
+from __future__ import annotations
+
+import pytest
+
+from trainmedic.api import Diagnoser, Named
+from trainmedic.model import Checkpoint
+
+
+def _found(text: str) -> list[Checkpoint]:
+    (scan,) = Diagnoser().scan(Named("train.log", text.encode()))
+    return list(scan.checkpoints)
+
+
+@pytest.mark.parametrize(("line", "kind", "path", "step"), [
+    ("[INFO|trainer.py:4149] 2026-12-01 03:40:01,123 >> Saving model checkpoint to out/checkpoint-500",
+     "save", "out/checkpoint-500", 500),
+    ("[transformers] Loading model from out/checkpoint-500.", "load", "out/checkpoint-500", 500),
+    ("Epoch 0, global step 100: 'val_loss' reached 0.50000 (best 0.50000), saving model to "
+     "'/ckpt/epoch=0-step=100.ckpt' as top 1", "save", "/ckpt/epoch=0-step=100.ckpt", 100),
+    ("Restoring states from the checkpoint path at /ckpt/last.ckpt", "load", "/ckpt/last.ckpt", None),
+    ("[2026-12-01 03:40:02,000] [INFO] [engine.py:5350:_save_checkpoint] Saving model checkpoint: "
+     "/ckpt/global_step500/mp_rank_00_model_states.pt", "save", "/ckpt/global_step500/mp_rank_00_model_states.pt", 500),
+    ("[2026-12-01 03:40:03,000] [INFO] [torch_checkpoint_engine.py:30:commit] [Torch] Checkpoint global_step500 is "
+     "ready now!", "done", "global_step500", 500),
+    (" saving checkpoint at iteration     500 to /ckpt/megatron in torch_dist format", "save", "/ckpt/megatron", 500),
+    ("  successfully saved checkpoint from iteration     500 to /ckpt/megatron", "done", "/ckpt/megatron", 500),
+    ("  successfully loaded checkpoint from /ckpt/megatron [ t 0, p 0 ] at iteration 500", "load", "/ckpt/megatron",
+     500),
+    ("Saved checkpoint to ckpt/step_1200.pt", "save", "ckpt/step_1200.pt", 1200),
+    ("[rank0]: checkpoint saved: runs/a/iter_0001200.pth", "save", "runs/a/iter_0001200.pth", 1200),
+])
+def test_each_frameworks_wording(line: str, kind: str, path: str, step: int | None) -> None:
+    (found,) = _found("step 1 loss 0.5\n" + line + "\n")
+    assert (found.kind, found.path, found.step) == (kind, path, step)
+    assert found.line.number == 2
+    assert (found.completed is True) == (kind == "done")
+
+
+@pytest.mark.parametrize("line", [
+    "Loading checkpoint shards: 100%|██████████| 2/2 [00:03<00:00,  1.52s/it]",  # a model's weights, not a resume
+    "Can't find a valid checkpoint at out/checkpoint-500",  # a failure to load, not a load
+    "saving the config to out/config.json",
+    "Checkpoint global_step500 is about to be saved!",
+])
+def test_near_misses_are_no_checkpoint(line: str) -> None:
+    assert _found(line + "\n") == []
+
+
+def test_the_time_and_rank_of_the_line_come_with_it() -> None:
+    (found,) = _found("[rank3]:[2026-12-01 03:40:01,123] Saved checkpoint to ckpt/step_7.pt\n")
+    assert found.line.rank == 3 and found.line.time is not None and found.step == 7
