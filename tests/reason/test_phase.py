@@ -57,3 +57,14 @@ def test_a_windows_log_keeps_its_phase_markers() -> None:
     assert d.phase is not None and d.phase.name == "checkpoint-save"
     [scan] = Diagnoser().scan(Named("train.log", crlf))
     assert [m.line.number for m in scan.markers] == [6]
+
+
+def test_a_save_names_its_own_step_and_its_one_item_bar_is_no_progress() -> None:
+    # HF Trainer with log_level info: the save prints its path (the step) and a one-shard bar, then fails
+    log = (b"{'loss': '3.901', 'grad_norm': '1.186', 'learning_rate': '3.125e-05', 'epoch': '0.0625'}\n"
+           b"[transformers] Saving model checkpoint to out/checkpoint-4\n"
+           b"Writing model shards:   0%|          | 0/1 [00:00<?, ?it/s]\n"
+           b"OSError: [Errno 28] No space left on device\n")
+    d = _diagnose(log)
+    assert d.phase is not None and (d.phase.name, d.phase.step) == ("checkpoint-save", 4)
+    assert d.phase.summary == "stopped during checkpoint save at step 4"

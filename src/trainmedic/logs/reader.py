@@ -493,6 +493,10 @@ class Reader:
             rank = att.rank if att.rank is not None else file_rank
             step = None
             tq = _TQDM.search(att.rest)
+            if tq and int(tq.group(2)) <= 1:
+                # A bar of one item ("Writing model shards: 1/1 [...]") is one operation's, not the
+                # training loop's: it says nothing about training going on.
+                continue
             if tq:
                 step = int(tq.group(1))
                 result.tqdm_incomplete[rank] = int(tq.group(1)) < int(tq.group(2))

@@ -557,7 +557,7 @@ def _recovered(ctx: Context, initiating: list[Event], collateral: list[Event]) -
     """A try/except that logged an error and went on: progress resumed after it and the run finished."""
     if collateral or not any(s.done for s in ctx.scans):
         return False
-    progress = [p for s in ctx.scans for p in s.progress.values() if not _ONE_ITEM_BAR.search(p.text)]
+    progress = [p for s in ctx.scans for p in s.progress.values()]
     for e in initiating:
         # Progress by the same rank (or, for an unranked error, by anyone in that file) after the error's
         # last line: an error that every later step repeats (a NaN in each metrics line) was not handled.
@@ -568,10 +568,6 @@ def _recovered(ctx: Context, initiating: list[Event], collateral: list[Event]) -
             return False
     return True
 
-
-# A progress bar of one item ("Writing model shards: 100%| 1/1 [...]") is one operation's, not the
-# training loop's: it says nothing about training going on.
-_ONE_ITEM_BAR = re.compile(r"\b[01]/1 \[")
 
 
 def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],

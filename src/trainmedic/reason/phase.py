@@ -73,6 +73,11 @@ def at_stop(d: Diagnosis, scans: Sequence[ScanResult]) -> Phase | None:
     else:
         return None
     step = last.step if last is not None else None
+    if name == "checkpoint-save":
+        # the save being written names its own step ("Saving model checkpoint to out/checkpoint-4")
+        saving = [c for c in scan.checkpoints if c.kind == "save" and c.line.number <= line and c.step is not None]
+        if saving and (last is None or saving[-1].line.number >= last.line):
+            step = saving[-1].step
     since = None
     if last is not None and when is not None:
         then = parse_time(last.text)
