@@ -12,8 +12,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# The tests pin torch to the CPU wheel; the user-facing extra "torch" accepts the user's own torch, and
 	# an unpinned torch would pull a multi-GB CUDA build here.
-	# "lab": HF Trainer, Accelerate, Lightning and DeepSpeed for the lab's framework cases and the callbacks' tests.
-	$(BIN)/python -m pip install --quiet -e '.[all,test,lab]' 'torch==2.13.0'
+	# "lab": HF Trainer, Accelerate, Lightning and DeepSpeed for the lab's framework cases and the callbacks' tests;
+	# "fleet": Ray, for the fleet's Ray backend test.
+	$(BIN)/python -m pip install --quiet -e '.[all,test,lab,fleet]' 'torch==2.13.0'
 	touch $@
 
 # Debian packages the tests use, each installed only when missing: ripgrep (the benchmark's peer),

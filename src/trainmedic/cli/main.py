@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("trainmedic.cli.run", "run a training command and diagnose it live"),
     "watch": ("trainmedic.cli.watch", "follow growing log files and diagnose them live"),
     "serve": ("trainmedic.cli.serve", "start the local web app"),
+    "fleet": ("trainmedic.cli.fleet", "diagnose many jobs into the history, and report on the fleet"),
     "site": ("trainmedic.cli.site", "build the static encyclopedia"),
     "lsp": ("trainmedic.cli.lsp", "language server for training logs"),
 }

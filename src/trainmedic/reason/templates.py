@@ -52,6 +52,18 @@ def _miner() -> Any:
     return TemplateMiner(config=config)
 
 
+_COMPILED_MASKS = [(re.compile(rx), f"<{name}>") for rx, name in _MASKS]
+
+
+def mask(text: str) -> str:
+    """A line with its variable parts masked, as the template miner sees it: lines of one template
+    from different jobs compare equal (a fleet groups its unclassified failures by it)."""
+    out = _clean(text)
+    for rx, name in _COMPILED_MASKS:
+        out = rx.sub(name, out)
+    return out
+
+
 def _clean(text: str) -> str:
     return _RANK_PREFIX.sub("", text.strip())[:1000]
 

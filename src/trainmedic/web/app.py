@@ -510,6 +510,27 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return page("history.html", page_title="History", items=items, q=q, verdict=verdict, since=since,
                     until=until, error=error, verdicts=VERDICTS, nav="history", db=store.display_url())
 
+    @app.get("/api/fleet", tags=["api"])
+    def fleet_api() -> dict[str, Any]:
+        """The fleet report (`trainmedic fleet report --format json`) over this server's database."""
+        from trainmedic.fleet.report import summarise
+        from trainmedic.fleet.store import fleet_rows
+
+        return summarise(fleet_rows(store.engine))
+
+    @app.get("/fleet", response_class=HTMLResponse, include_in_schema=False)
+    def fleet() -> HTMLResponse:
+        from trainmedic.fleet.report import ALPHA, summarise
+        from trainmedic.fleet.store import fleet_rows
+
+        s = summarise(fleet_rows(store.engine))
+        causes = s["causes"][:12]
+        widest = max((c["jobs"] for c in causes), default=1)
+        hosts = s["hosts"][:12]
+        most = max([h["initiated"] for h in hosts] + [h["expected"] for h in hosts] + [1])
+        return page("fleet.html", page_title="Fleet", s=s, causes=causes, widest=widest, hosts=hosts, most=most,
+                    alpha=ALPHA, nav="fleet", db=store.display_url())
+
     @app.get("/docs", response_class=HTMLResponse, include_in_schema=False)
     def docs() -> HTMLResponse:
         return page("docs.html", page_title="API", spec=app.openapi(), nav="api")

@@ -1,0 +1,36 @@
+"""The fleet report in `serve`: /fleet draws it (server-side SVG, every label escaped) and /api/fleet
+returns the same JSON as `trainmedic fleet report --format json`, over the server's own database."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import FIXTURES, run_cli
+
+LAB = FIXTURES / "lab"
+
+
+def test_the_fleet_page_shows_what_a_scan_stored(app_factory: Any, tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    db = f"sqlite:///{tmp_path / 'history.db'}"  # the app factory's database
+    root = tmp_path / "fleet"
+    for case in ("ddp-worker-crash", "hf-healthy", "ddp-unknown-exception"):
+        shutil.copytree(LAB / case, root / case)
+    (root / "<i>odd").mkdir()
+    (root / "<i>odd" / "node-1.log").write_text("<script>alert(1)</script> Traceback (most recent call last):\n"
+                                                     "LeaseExpired: <img src=x onerror=alert(1)>\n")
+    with TestClient(app_factory()) as client:
+        empty = client.get("/fleet")
+        assert empty.status_code == 200 and "No jobs yet" in empty.text
+        assert run_cli("fleet", "scan", str(root), "--db", db).code == 0
+        page = client.get("/fleet")
+        assert page.status_code == 200
+        assert "jobs failed or hung" in page.text and "<svg class=\"bars\"" in page.text
+        assert "dataloader-worker-failure/worker-killed" in page.text
+        assert "<img src=x" not in page.text and "<script>alert" not in page.text  # log text is escaped
+        api = client.get("/api/fleet").json()
+    assert api == run_cli("fleet", "report", "--db", db, "--format", "json").json()
+    assert api["jobs"] == 4
