@@ -147,3 +147,26 @@ def test_unreachable_postgres_is_one_line() -> None:
     with pytest.raises(StoreError, match="cannot open the history database") as info:
         store.create()
     assert "\n" not in str(info.value)
+
+
+def test_the_fleet_table_lives_beside_the_history(db_url: str) -> None:
+    """`trainmedic fleet` stores its rows in the same database as serve: SQLite or PostgreSQL alike."""
+    from trainmedic.fleet.report import summarise
+    from trainmedic.fleet.store import FleetStore
+
+    store = FleetStore(db_url)
+    store.create()
+    row = {"job": "jobs/a", "signature": "s1", "verdict": "failure", "primary_id": "nvidia-xid/fallen-off-bus",
+           "host": "node-17", "rank": 3, "hosts": "node-16,node-17", "ranks": 16, "started": 1.0e9,
+           "failed": 1.0e9 + 3600, "gpu_hours": 16.0, "template": None, "error": None,
+           "diagnosis": _diagnosis("nvidia-xid/fallen-off-bus")}
+    try:
+        assert store.put([row, {**row, "job": "jobs/b", "verdict": "healthy", "primary_id": None, "host": None,
+                                "gpu_hours": None}]) == 2
+        assert store.put([{**row, "signature": "s2"}]) == 1  # a job read again replaces its row
+        assert store.signatures() == {"jobs/a": "s2", "jobs/b": "s1"}
+        s = summarise(store.rows())
+        assert (s["jobs"], s["failed"], s["gpu_hours_lost"]) == (2, 1, 16.0)
+        assert s["hosts"][0]["host"] == "node-17" and s["hosts"][0]["initiated"] == 1
+    finally:
+        store.dispose()
