@@ -5,7 +5,7 @@ captures check the same end to end (tests/reason/test_lab_corpus.py)."""
 from __future__ import annotations
 
 from trainmedic.catalog import load_library
-from trainmedic.model import Checkpoint, Diagnosis, Evidence, Finding, Line, RankProgress, ScanResult
+from trainmedic.model import Checkpoint, Diagnosis, Evidence, Finding, Line, MissingFact, RankProgress, ScanResult
 from trainmedic.reason.action import decide
 
 LOG = "train.log"
@@ -79,3 +79,11 @@ def test_data_that_made_every_checkpoint_wrong_stops_the_job() -> None:
 
 def test_a_healthy_run_has_no_action() -> None:
     assert decide(Diagnosis("healthy", None), [_scan()], load_library()) is None
+
+
+def test_logs_with_only_collateral_stop_until_the_initiating_log_is_read() -> None:
+    f = Finding("peer-connection-lost/gloo-connection-closed", "t", "c", 0.5, 2, None, None,
+                (Evidence(LOG, 40, 0, "Connection closed by peer"),), (), (),
+                (MissingFact("the log of rank 2", "ls logdir/*/attempt_0/2/"),))
+    a = decide(Diagnosis("failure", f), [_scan()], load_library())
+    assert a is not None and a.kind == "stop" and "get the log of rank 2 first" in a.reason

@@ -93,8 +93,8 @@ def test_mismatches_compare_verdict_id_rank_and_collateral() -> None:
     assert lab_cases.mismatches(ddp, replace(good, id="launcher-teardown/failure-summary"))
     # no id in the ground truth: any id passes, the rank still counts
     missing = lab_cases.get("ddp-worker-crash-missing-rank")
-    assert lab_cases.mismatches(missing, _outcome("failure", "whatever", 2, 0, 1, 3)) == []
-    assert lab_cases.mismatches(missing, _outcome("failure", None, None, 0, 1, 3)) == ["rank None != 2"]
+    assert lab_cases.mismatches(missing, _outcome("failure", "whatever", 2, 0, 1, 3, action="stop")) == []
+    assert lab_cases.mismatches(missing, _outcome("failure", None, None, 0, 1, 3, action="stop")) == ["rank None != 2"]
     # single process: a rank on the finding is wrong
     sigkill = lab_cases.get("worker-sigkill")
     assert lab_cases.mismatches(sigkill, _outcome("failure", sigkill.expected_id, 0))
@@ -103,7 +103,7 @@ def test_mismatches_compare_verdict_id_rank_and_collateral() -> None:
     disk = lab_cases.get("hf-checkpoint-disk-full")
     assert lab_cases.mismatches(disk, _outcome("failure", disk.expected_id, None, step=2)) == []
     assert lab_cases.mismatches(disk, _outcome("failure", disk.expected_id, None, step=4))
-    assert lab_cases.mismatches(missing, _outcome("failure", None, 2, 0, 1, 3, action="restart")) == []
+    assert lab_cases.mismatches(missing, _outcome("failure", None, 2, 0, 1, 3, action="restart"))
     healthy = lab_cases.get("shm-control")
     assert lab_cases.mismatches(healthy, _outcome("healthy")) == []
     assert lab_cases.mismatches(healthy, replace(_outcome("healthy"), action="restart"))

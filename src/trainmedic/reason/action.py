@@ -88,9 +88,16 @@ def decide(d: Diagnosis, scans: Sequence[ScanResult], library: Library) -> Actio
         return None
     p = d.primary
     try:
-        policy = library.cause(p.id).action
+        cause = library.cause(p.id)
     except KeyError:  # a cause from another library version
         return None
+    policy = cause.action
+    if cause.role != "initiating" and p.missing:
+        # Only collateral in the logs given, and the fact that would name its cause is missing (a rank's
+        # log): whether a restart can pass depends on what that was.
+        return Action("stop", "unknown", f"Stop before restarting: these logs show only the collateral of a failure "
+                      f"they do not contain; get {p.missing[0].fact} first, and diagnose again with it.", None, None,
+                      tuple(p.evidence[:1]))
     marks = sorted((c for s in scans for c in s.checkpoints), key=lambda c: (c.line.path, c.line.number))
     saving = d.phase is not None and d.phase.name == "checkpoint-save"
     saves = _finished([c for c in marks if c.kind == "save"], [c for c in marks if c.kind == "done"], scans, saving)

@@ -37,7 +37,7 @@ class Case:
     expected_collateral_ranks: frozenset[int] = frozenset()
     injected: str | None = None  # the cause really provoked, even where the log cannot show it
     # what to do with the job (reason/action.py): restart | restart-without | fix-then-resume | stop; None
-    # where the logs cannot decide it (the failing rank's log is missing) or the run is healthy
+    # for a healthy run
     expected_action: str | None = None
     expected_checkpoint_step: int | None = None  # the step of the checkpoint to resume from, if any
     # what the capture must (not) contain: real messages, as regexes (multiline)
