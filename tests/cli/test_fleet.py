@@ -81,6 +81,7 @@ def test_the_planted_bad_host_comes_out_on_top(tmp_path: Path) -> None:
     report = run_cli("fleet", "report", "--db", db, "--format", "json").json()
     top = report["hosts"][0]
     assert top["host"] == BAD_HOST and top["causes"].get("nvidia-xid/fallen-off-bus", 0) >= 3
+    assert top["gpus"].get("PCI 0000:3b:00", 0) >= 3  # the GPU its Xid lines name
     assert summarise([])["jobs"] == 0
     assert json.dumps(report)  # plain JSON
 

@@ -157,7 +157,7 @@ def test_the_fleet_table_lives_beside_the_history(db_url: str) -> None:
     store = FleetStore(db_url)
     store.create()
     row = {"job": "jobs/a", "signature": "s1", "verdict": "failure", "primary_id": "nvidia-xid/fallen-off-bus",
-           "host": "node-17", "rank": 3, "hosts": "node-16,node-17", "ranks": 16, "started": 1.0e9,
+           "host": "node-17", "rank": 3, "gpu": "GPU 3", "hosts": "node-16,node-17", "ranks": 16, "started": 1.0e9,
            "failed": 1.0e9 + 3600, "gpu_hours": 16.0, "template": None, "error": None,
            "diagnosis": _diagnosis("nvidia-xid/fallen-off-bus")}
     try:
@@ -167,6 +167,6 @@ def test_the_fleet_table_lives_beside_the_history(db_url: str) -> None:
         assert store.signatures() == {"jobs/a": "s2", "jobs/b": "s1"}
         s = summarise(store.rows())
         assert (s["jobs"], s["failed"], s["gpu_hours_lost"]) == (2, 1, 16.0)
-        assert s["hosts"][0]["host"] == "node-17" and s["hosts"][0]["initiated"] == 1
+        assert s["hosts"][0]["host"] == "node-17" and s["hosts"][0]["gpus"] == {"GPU 3": 1}
     finally:
         store.dispose()

@@ -49,8 +49,11 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     slots = sum(ran.values())
     started = [r for r in failed if r.get("host")]
     initiated: defaultdict[str, Counter[str]] = defaultdict(Counter)
+    gpus: defaultdict[str, Counter[str]] = defaultdict(Counter)
     for r in started:
         initiated[r["host"]][r["primary_id"] or "unknown"] += 1
+        if r.get("gpu"):
+            gpus[r["host"]][r["gpu"]] += 1
     tested = [h for h in initiated if ran.get(h)]
     hosts: list[dict[str, Any]] = []
     for h in tested:
@@ -58,7 +61,8 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         p_value = min(1.0, binomial_tail(k, len(started), share) * max(1, len(tested)))
         hosts.append({"host": h, "initiated": k, "of_failures": len(started), "jobs": ran[h],
                       "expected": round(share * len(started), 2), "p_value": p_value,
-                      "significant": p_value < ALPHA, "causes": dict(initiated[h].most_common())})
+                      "significant": p_value < ALPHA, "causes": dict(initiated[h].most_common()),
+                      "gpus": dict(gpus[h].most_common())})
     hosts.sort(key=lambda x: (x["p_value"], -x["initiated"]))
     templates = Counter(r["template"] for r in failed if r.get("template"))
     return {
@@ -87,8 +91,10 @@ def markdown(s: dict[str, Any]) -> str:
         out += [f"None at p < {ALPHA} (binomial test, Bonferroni over {len(s['hosts'])} hosts).", ""]
     for h in flagged:
         causes = ", ".join(f"{c} ×{n}" for c, n in h["causes"].items())
+        on = ", ".join(f"{md_inline(g)} ×{n}" for g, n in h["gpus"].items())
         out.append(f"- **{md_inline(h['host'])}** started {h['initiated']} of {h['of_failures']} failures "
-                   f"(it ran {h['jobs']} jobs: {h['expected']:g} expected; p = {h['p_value']:.2g}): {causes}")
+                   f"(it ran {h['jobs']} jobs: {h['expected']:g} expected; p = {h['p_value']:.2g}): {causes}"
+                   + (f"; on {on}" if on else ""))
     if s["unclassified"]:
         out += ["", "### Failures no signature knows, by template (write these entries first)", ""]
         out += [f"- {u['jobs']} × {md_inline(u['template'])}" for u in s["unclassified"]]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
@@ -41,6 +42,18 @@ def _started(files: Iterable[str]) -> float | None:
     return first
 
 
+# "GPU 3", "device 3", "cuda:3", or the PCI bus of an NVRM Xid line ("Xid (PCI:0000:3b:00)")
+_GPU = re.compile(r"\b(?:GPU|[Dd]evice|cuda:) ?#?(\d{1,3})\b"
+                  r"|\bPCI:([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})\b")
+
+
+def gpu_of(text: str) -> str | None:
+    m = _GPU.search(text[:2000])
+    if m is None:
+        return None
+    return f"GPU {m.group(1)}" if m.group(1) is not None else f"PCI {m.group(2).lower()}"
+
+
 def diagnose_job(job: Job) -> dict[str, Any]:
     """One job's row (runs in a worker: a local process or a Ray task)."""
     from trainmedic.api import diagnose
@@ -48,8 +61,8 @@ def diagnose_job(job: Job) -> dict[str, Any]:
     from trainmedic.reason.templates import mask
 
     row: dict[str, Any] = {"job": job.id, "signature": job.signature, "verdict": "unreadable", "primary_id": None,
-                           "host": None, "rank": None, "hosts": "", "ranks": None, "started": None, "failed": None,
-                           "gpu_hours": None, "template": None, "error": None, "diagnosis": None}
+                           "host": None, "rank": None, "gpu": None, "hosts": "", "ranks": None, "started": None,
+                           "failed": None, "gpu_hours": None, "template": None, "error": None, "diagnosis": None}
     try:
         d = diagnose(list(job.files))
     except Exception as exc:  # one bad job is reported in its row; the fleet goes on
@@ -66,6 +79,8 @@ def diagnose_job(job: Job) -> dict[str, Any]:
     row.update(verdict=d.verdict, primary_id=p.id if p else None, host=p.host if p else None,
                rank=p.rank if p else None, hosts=",".join(sorted(hosts)), ranks=world, started=started,
                failed=failed, diagnosis=d.to_json())
+    if p is not None:
+        row["gpu"] = next((g for e in p.evidence for g in [gpu_of(e.text)] if g), None)
     if world and started is not None and failed is not None and failed >= started:
         row["gpu_hours"] = round(world * (failed - started) / 3600, 4)
     if p is not None and p.id.startswith("unclassified-failure/") and p.evidence:

@@ -23,6 +23,7 @@ jobs = sa.Table(
     sa.Column("primary_id", sa.String(300), nullable=True, index=True),
     sa.Column("host", sa.String(300), nullable=True, index=True),
     sa.Column("rank", sa.Integer(), nullable=True),
+    sa.Column("gpu", sa.String(64), nullable=True),  # the GPU the failure's evidence names (index or PCI bus)
     sa.Column("hosts", sa.Text(), nullable=False),  # every host the job's files name, comma-separated
     sa.Column("ranks", sa.Integer(), nullable=True),  # how many ranks it ran
     sa.Column("started", sa.Float(), nullable=True),  # epoch seconds of its first timestamp
