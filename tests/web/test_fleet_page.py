@@ -34,3 +34,22 @@ def test_the_fleet_page_shows_what_a_scan_stored(app_factory: Any, tmp_path: Pat
         api = client.get("/api/fleet").json()
     assert api == run_cli("fleet", "report", "--db", db, "--format", "json").json()
     assert api["jobs"] == 4
+
+
+def test_the_diagnosis_page_and_the_editor_hover_say_the_next_action(client: Any) -> None:
+    log = ("[INFO|trainer.py:4149] 2026-12-01 03:40:01,123 >> Saving model checkpoint to out/checkpoint-500\n"
+           "{'loss': '3.9', 'grad_norm': '1.3', 'learning_rate': '5e-05', 'epoch': '0.5'}\n"
+           "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Killed.\n")
+    body = client.post("/api/diagnose", json={"text": log}).json()
+    action = body["diagnosis"]["action"]
+    assert action["kind"] == "fix-then-resume" and action["checkpoint"]["checkpoint"] == "out/checkpoint-500"
+    page = client.get(body["url"]).text
+    assert "<strong>Next:</strong> Fix the cause, then resume from out/checkpoint-500 (step 500)" in page
+    report = client.get(body["url"] + "/report.md").text
+    assert "### Next: Fix the cause, then resume from out/checkpoint-500 (step 500)" in report
+
+    from trainmedic.api import diagnose
+    from trainmedic.lsp.marks import _finding_hover
+
+    d = diagnose(log)
+    assert d.primary is not None and "**Next.** Fix, then resume" in _finding_hover(d, d.primary, None)
