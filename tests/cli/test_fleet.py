@@ -103,3 +103,29 @@ def test_ray_gives_the_same_rows_as_local_processes(tmp_path: Path) -> None:
         assert "read 4 job(s), 0 unchanged" in res.err
         reports.append(run_cli("fleet", "report", "--db", db, "--format", "json").json())
     assert reports[0] == reports[1]
+
+
+def test_an_interrupted_scan_resumes_where_it_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from trainmedic.fleet import scan as fleet_scan
+    from trainmedic.fleet.store import FleetStore
+
+    root = tmp_path / "fleet"
+    for case in ("ddp-worker-crash", "hf-healthy", "ddp-unknown-exception", "hf-nan-loss"):
+        shutil.copytree(LAB / case, root / case)
+    store = FleetStore(f"sqlite:///{tmp_path / 'fleet.db'}")
+    store.create()
+    monkeypatch.setattr(fleet_scan, "BATCH", 2)
+    stored: list[int] = []
+
+    def interrupted(rows: list[dict[str, object]]) -> int:
+        if stored:
+            raise KeyboardInterrupt  # Ctrl-C after the first batch was stored
+        stored.append(store.put(rows))
+        return stored[-1]
+
+    with pytest.raises(KeyboardInterrupt):
+        fleet_scan.scan(discover([root]), store.signatures(), interrupted, workers=1)
+    assert stored == [2] and len(store.rows()) == 2
+    read, same = fleet_scan.scan(discover([root]), store.signatures(), store.put, workers=1)
+    assert (read, same) == (2, 2) and len(store.rows()) == 4
+    store.dispose()
