@@ -8,6 +8,7 @@ Bonferroni correction over the hosts tested (the family-wise error stays at ALPH
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -65,6 +66,14 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
                       "gpus": dict(gpus[h].most_common())})
     hosts.sort(key=lambda x: (x["p_value"], -x["initiated"]))
     templates = Counter(r["template"] for r in failed if r.get("template"))
+    # over time: failures per ISO week of the failure (or, without a time in the logs, of the scan)
+    weeks: defaultdict[str, Counter[str]] = defaultdict(Counter)
+    for r in failed:
+        when = (dt.datetime.fromtimestamp(r["failed"], dt.timezone.utc) if r.get("failed")
+                else r.get("scanned"))
+        if isinstance(when, dt.datetime):
+            year, week, _ = when.isocalendar()
+            weeks[f"{year}-W{week:02d}"][r["primary_id"] or "unknown"] += 1
     return {
         "schema": "trainmedic.fleet/v1",
         "jobs": len(rows),
@@ -75,6 +84,8 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "gpu_hours_lost": round(sum(hours.values()), 2),
         "hosts": hosts,
         "unclassified": [{"template": t, "jobs": n} for t, n in templates.most_common(TOP)],
+        "weeks": [{"week": w, "failed": sum(c.values()), "causes": dict(c.most_common())}
+                  for w, c in sorted(weeks.items())],
     }
 
 
@@ -85,6 +96,13 @@ def markdown(s: dict[str, Any]) -> str:
     out += ["### Failures by cause", "", "| cause | jobs | GPU hours lost |", "|---|---|---|"]
     out += [f"| `{c['id']}` | {c['jobs']} | {c['gpu_hours']:g} |" for c in s["causes"][:TOP]]
     out += ["", f"GPU hours lost in all (jobs whose logs give the size and the times): {s['gpu_hours_lost']:g}", ""]
+    if len(s["weeks"]) > 1:
+        top = [c["id"] for c in s["causes"][:4]]
+        out += ["### Over time", "", "| week | failed | " + " | ".join(f"`{c}`" for c in top) + " |",
+                "|---|---|" + "---|" * len(top)]
+        out += [f"| {w['week']} | {w['failed']} | " + " | ".join(str(w["causes"].get(c, 0)) for c in top) + " |"
+                for w in s["weeks"][-12:]]
+        out.append("")
     flagged = [h for h in s["hosts"] if h["significant"]]
     out += ["### Hosts that start failures more often than chance", ""]
     if not flagged:
