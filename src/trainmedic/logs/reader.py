@@ -52,6 +52,7 @@ WARNING_SPAN = 3  # lines after a warning that still belong to its message
 PROGRESS_LINES = 256  # progress lines of the tail read per rank (the last ones)
 _DONE_PIDS = frozenset(i for i, p in enumerate(PROGRESS) if p.kind == "done")
 MAX_CHECKPOINTS = 200  # the latest checkpoint lines kept per input (a resume point is among the last)
+CHECKPOINTS_PER_BLOCK = 16  # of a block's checkpoint lines, the last ones are read
 TAIL_LINES_KEEP = 4000  # tail lines kept when asked (a baseline compares them)
 MARKERS_KEEP = 64  # phase markers kept from one input's tail: its last ones
 NOTABLE_KEEP = 256  # error-worded lines kept from one input's tail: its first ones, then its last ones
@@ -306,6 +307,7 @@ class Reader:
         cursor, cursor_line = 0, line_base + 1
         summary_spans: list[tuple[int, int, SummaryRecord]] = []
         pending: list[Match] = []
+        saves: list[tuple[int, str, bytes]] = []
         for end, pid in cands:
             if self.patterns[pid].kind == "context":  # a literal seen anywhere: no line, no confirmation
                 result.contexts.add(self.patterns[pid].key.partition(":")[2])
@@ -368,15 +370,8 @@ class Reader:
                     summary_spans.append((lineno - 3, lineno + 3, rec))
                 continue
             if pattern.kind == "checkpoint":
-                text = _decode(_visible(raw, end - start))
-                att = split_prefix(text)
-                rank = att.rank if att.rank is not None else file_rank
-                line = Line(path, lineno, att.rest.strip() or text, rank, att.host or file_host, parse_time(text))
-                found = checkpoints.parse(pattern.key, att.rest, line)
-                if found is not None:
-                    result.checkpoints.append(found)
-                    if len(result.checkpoints) > 2 * MAX_CHECKPOINTS:  # a run that saves every step
-                        del result.checkpoints[:-MAX_CHECKPOINTS]
+                # read after the block: of a run that saves every few steps only the last ones matter
+                saves.append((lineno, pattern.key, _visible(raw, end - start)))
                 continue
             if pattern.kind == "world":
                 m = _WORLD.search(_decode(raw))
@@ -406,6 +401,16 @@ class Reader:
         if summary_spans:
             pending = [_in_summary(m, summary_spans) for m in pending]
         result.matches.extend(pending)
+        for lineno, key, vis in saves[-CHECKPOINTS_PER_BLOCK:]:
+            text = _decode(vis)
+            att = split_prefix(text)
+            rank = att.rank if att.rank is not None else file_rank
+            line = Line(path, lineno, att.rest.strip() or text, rank, att.host or file_host, parse_time(text))
+            found = checkpoints.parse(key, att.rest, line)
+            if found is not None:
+                result.checkpoints.append(found)
+        if len(result.checkpoints) > 2 * MAX_CHECKPOINTS:
+            del result.checkpoints[:-MAX_CHECKPOINTS]
         return cursor, cursor_line - line_base - 1
 
     def _summary_record(
