@@ -307,10 +307,14 @@ class Reader:
         cursor, cursor_line = 0, line_base + 1
         summary_spans: list[tuple[int, int, SummaryRecord]] = []
         pending: list[Match] = []
-        saves: list[tuple[int, str, bytes]] = []
+        saves: list[tuple[int, int]] = []
         for end, pid in cands:
-            if self.patterns[pid].kind == "context":  # a literal seen anywhere: no line, no confirmation
+            kind = self.patterns[pid].kind
+            if kind == "context":  # a literal seen anywhere: no line, no confirmation
                 result.contexts.add(self.patterns[pid].key.partition(":")[2])
+                continue
+            if kind == "checkpoint":  # read after the loop: of a run that saves often, only the last ones
+                saves.append((end, pid))
                 continue
             start = block.rfind(b"\n", 0, max(end - 1, 0)) + 1
             if (pid, start) in seen:
@@ -369,10 +373,6 @@ class Reader:
                     # The record's own lines: "[i]:", time, host above; exitcode, error_file, traceback below.
                     summary_spans.append((lineno - 3, lineno + 3, rec))
                 continue
-            if pattern.kind == "checkpoint":
-                # read after the block: of a run that saves every few steps only the last ones matter
-                saves.append((lineno, pattern.key, _visible(raw, end - start)))
-                continue
             if pattern.kind == "world":
                 m = _WORLD.search(_decode(raw))
                 if m and 1 <= int(m.group(1)) <= 1_000_000:
@@ -401,17 +401,40 @@ class Reader:
         if summary_spans:
             pending = [_in_summary(m, summary_spans) for m in pending]
         result.matches.extend(pending)
-        for lineno, key, vis in saves[-CHECKPOINTS_PER_BLOCK:]:
-            text = _decode(vis)
+        if saves:
+            at, at_line = self._checkpoints(block, saves, cursor, cursor_line, path, result, file_rank, file_host)
+            if at > cursor:  # counted that far: the caller counts the rest of the block from there
+                cursor, cursor_line = at, at_line
+        return cursor, cursor_line - line_base - 1
+
+    def _checkpoints(self, block: bytes, saves: list[tuple[int, int]], cursor: int, cursor_line: int, path: str,
+                     result: Found, file_rank: int | None, file_host: str | None) -> tuple[int, int]:
+        """The block's last checkpoint lines, numbered from the cursor (the line start whose number is
+        known) in one pass over the bytes between them; returns the last line start counted to, and its number."""
+        by_start: dict[int, tuple[int, int]] = {}
+        for end, pid in saves:
+            by_start[block.rfind(b"\n", 0, max(end - 1, 0)) + 1] = (end, pid)
+        starts = sorted(by_start)[-CHECKPOINTS_PER_BLOCK:]
+        first = starts[0]
+        line = (cursor_line + block.count(b"\n", cursor, first) if first >= cursor
+                else cursor_line - block.count(b"\n", first, cursor))
+        prev = first
+        for start in starts:
+            line += block.count(b"\n", prev, start)
+            prev = start
+            end, pid = by_start[start]
+            stop = block.find(b"\n", max(end - 1, start))
+            raw = block[start : stop if stop >= 0 else len(block)]
+            text = _decode(_visible(raw, end - start))
             att = split_prefix(text)
             rank = att.rank if att.rank is not None else file_rank
-            line = Line(path, lineno, att.rest.strip() or text, rank, att.host or file_host, parse_time(text))
-            found = checkpoints.parse(key, att.rest, line)
+            at = Line(path, line, att.rest.strip() or text, rank, att.host or file_host, parse_time(text))
+            found = checkpoints.parse(self.patterns[pid].key, att.rest, at)
             if found is not None:
                 result.checkpoints.append(found)
         if len(result.checkpoints) > 2 * MAX_CHECKPOINTS:
             del result.checkpoints[:-MAX_CHECKPOINTS]
-        return cursor, cursor_line - line_base - 1
+        return prev, line
 
     def _summary_record(
         self, buf: bytes, start: int, raw: bytes, path: str, lineno: int, file_host: str | None
