@@ -591,3 +591,11 @@ def test_a_destructor_that_raised_and_was_ignored_is_still_no_failure_of_its_own
     )
     d = Diagnoser().diagnose(Named("output.log", log.encode()))
     assert d.verdict == "healthy", d.primary
+
+
+def test_the_watchdogs_own_stack_frame_names_a_timeout_whose_message_was_cut() -> None:
+    # The paste keeps only the C++ stack of the watchdog's exception (checkTimeout, ncclCommWatchdog),
+    # not its "Watchdog caught collective operation timeout" line.
+    d = _diagnose("more7c-particleflow-rank0-end-of-epoch-tests-timeout")
+    assert d.primary is not None and d.primary.id == "nccl-timeout/watchdog-timeout"
+    assert any("checkTimeout" in e.text for e in d.primary.evidence)
