@@ -67,7 +67,7 @@ eval: $(STAMP)
 # The screenshots under docs/: the terminal report at 80 columns, the web diagnosis and a cause page at
 # 390 and 1280 px, the timeline of a 200 MB log.
 screenshots: $(STAMP)
-	TRAINMEDIC_DOCS_SHOTS=1 $(BIN)/python -m pytest -q tests/web/test_browser.py -k "sideways or large_file"
+	TRAINMEDIC_DOCS_SHOTS=1 $(BIN)/python -m pytest -q tests/web/test_browser.py -k "sideways or large_file or fleet_page"
 	TRAINMEDIC_DOCS_SHOTS=1 $(BIN)/python -m pytest -q tests/cli/test_reports.py -k screenshot
 
 lab: $(STAMP)

@@ -332,3 +332,33 @@ def test_no_page_scrolls_sideways_and_the_docs_screenshots_are_taken(browser: An
             assert wide[0] <= wide[1] + WIDE_BY, f"{url} is {wide[0]} px wide in a {wide[1]} px window"
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_the_fleet_page_fits_and_its_charts_are_screenshotted(browser: Any, served: Served, width: int,
+                                                              tmp_path: Path) -> None:
+    """`fleet scan` into the server's own database (a seeded fleet from the benchmark's generator, with its
+    planted bad host), then /fleet: its charts fit both widths, and the docs get a screenshot."""
+    import sys
+
+    from tests.conftest import ROOT, run_cli
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from bench_fleet import generate
+
+    if not (tmp_path.parent / "fleet-scanned").exists():  # once for both widths
+        generate(tmp_path / "fleet", 300, seed=11)
+        assert run_cli("fleet", "scan", str(tmp_path / "fleet"), "--db", f"sqlite:///{served.db}").code == 0
+        (tmp_path.parent / "fleet-scanned").touch()
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    pg = context.new_page()
+    try:
+        pg.goto(served.url + "/fleet")
+        pg.wait_for_load_state()
+        assert pg.locator("svg.bars rect.bar").count() > 3
+        wide = pg.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+        assert wide[0] <= wide[1] + WIDE_BY, f"/fleet is {wide[0]} px wide in a {wide[1]} px window"
+        DOCS_SHOTS.mkdir(parents=True, exist_ok=True)
+        pg.screenshot(path=str(DOCS_SHOTS / f"web-fleet-{width}.png"), full_page=True)
+    finally:
+        context.close()
