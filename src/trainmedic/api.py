@@ -24,7 +24,7 @@ from trainmedic.logs.sources import InputError, Source, expand
 from trainmedic.model import Diagnosis, Fact, ScanResult
 from trainmedic.reason.engine import Context, reason
 from trainmedic.reason.templates import Baseline
-from trainmedic.scan.database import STRUCTURE, library_patterns
+from trainmedic.scan.database import STRUCTURE, Pattern, library_patterns
 
 __all__ = ["Diagnoser", "InputError", "Named", "diagnose"]
 
@@ -41,6 +41,12 @@ class Named:
 
 # A path (or '-' for stdin), a Source already expanded, an in-memory log, or bytes of log text.
 Input = Union[str, "os.PathLike[str]", Source, Named, bytes]
+
+def reader_patterns(library: Library) -> list[Pattern]:
+    """Everything the reader scans for: the library's fingerprints, the structure it reads (tracebacks,
+    summaries, world size) and the checkpoint lines the next action is read from."""
+    return [*library_patterns(library), *STRUCTURE, *CHECKPOINTS]
+
 
 _CACHE_LOCK = threading.Lock()
 _READERS: dict[tuple[int, str | None, int, bool], tuple[Library, Reader]] = {}
@@ -76,8 +82,7 @@ class Diagnoser:
                 return hit[1]
             if len(_READERS) >= _MAX_READERS:
                 _READERS.clear()
-            reader = Reader([*library_patterns(lib), *STRUCTURE, *CHECKPOINTS], self.backend, self.block_size,
-                            keep_tail)
+            reader = Reader(reader_patterns(lib), self.backend, self.block_size, keep_tail)
             _READERS[key] = (lib, reader)
             return reader
 

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
 
 from trainmedic.cli.env import Env
 from trainmedic.model import ExitCode
+
+if TYPE_CHECKING:
+    from trainmedic.fleet.store import FleetStore
 
 _DB_HELP = ("database: sqlite:///PATH or postgresql+psycopg://USER:PASS@HOST:PORT/DB (default: serve's history, "
             "sqlite under $XDG_DATA_HOME/trainmedic)")
@@ -27,7 +31,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     report.add_argument("--format", choices=("markdown", "json"), default="markdown")
 
 
-def _store(url: str | None, env: Env) -> object | None:
+def _store(url: str | None, env: Env) -> FleetStore | None:
     try:
         from trainmedic.fleet.store import FleetStore
         from trainmedic.web.store import StoreError, default_url
@@ -50,9 +54,7 @@ def run(args: argparse.Namespace, env: Env) -> int:
     if store is None:
         return ExitCode.USAGE
     from trainmedic.fleet.report import markdown, summarise
-    from trainmedic.fleet.store import FleetStore
 
-    assert isinstance(store, FleetStore)
     try:
         if args.action == "report":
             summary = summarise(store.rows())

@@ -66,12 +66,12 @@ def run(args: argparse.Namespace, env: Env) -> int:
         env.stdout.write(f"{len(lib)} entries, {sum(len(e.causes) for e in lib)} causes, "
                          f"{sum(1 for _ in lib.fingerprints())} fingerprints\n")
         return ExitCode.HEALTHY
+    from trainmedic.api import reader_patterns
     from trainmedic.fixtures import check_fixtures
-    from trainmedic.logs.checkpoints import PATTERNS as CHECKPOINTS
-    from trainmedic.scan.database import STRUCTURE, build_scanner, hyperscan_available, library_patterns
+    from trainmedic.scan.database import build_scanner, hyperscan_available
 
     problems = check_fixtures(lib)
-    patterns = [*library_patterns(lib), *STRUCTURE, *CHECKPOINTS]
+    patterns = reader_patterns(lib)
     backends = ["python", "hyperscan"] if hyperscan_available() else ["python"]
     for backend in backends:
         try:

@@ -148,6 +148,15 @@ def _visible(raw: bytes, end_in_line: int) -> bytes:
     return raw[start : stop if stop >= 0 else len(raw)]
 
 
+def _attributed(vis: bytes, path: str, lineno: int, file_rank: int | None,
+                file_host: str | None) -> tuple[Line, Attribution]:
+    """A matched line as evidence: its rank and host from its own prefix, else from the file's name."""
+    text = _decode(vis)
+    att = split_prefix(text)
+    rank = att.rank if att.rank is not None else file_rank
+    return Line(path, lineno, att.rest.strip() or text, rank, att.host or file_host, parse_time(text)), att
+
+
 def _lines_from(buf: bytes, pos: int, limit: int) -> Iterator[bytes]:
     """Lines of `buf` starting at `pos`, at most `limit` of them."""
     n = 0
@@ -388,14 +397,10 @@ class Reader:
                     result.ranks.add(reporter)
                     result.seen_ranks.setdefault(pattern.key, set()).add(reporter)
                 continue
-            vis = _visible(raw, end - start)
-            text = _decode(vis)
-            att = split_prefix(text)
-            rank = att.rank if att.rank is not None else file_rank
-            if rank is not None:
-                result.ranks.add(rank)
-                result.seen_ranks.setdefault(pattern.key, set()).add(rank)
-            line = Line(path, lineno, att.rest.strip() or text, rank, att.host or file_host, parse_time(text))
+            line, _ = _attributed(_visible(raw, end - start), path, lineno, file_rank, file_host)
+            if line.rank is not None:
+                result.ranks.add(line.rank)
+                result.seen_ranks.setdefault(pattern.key, set()).add(line.rank)
             cause = pattern.key.partition("#")[0]
             pending.append(Match(pattern.key, cause, line))
         if summary_spans:
@@ -425,10 +430,7 @@ class Reader:
             end, pid = by_start[start]
             stop = block.find(b"\n", max(end - 1, start))
             raw = block[start : stop if stop >= 0 else len(block)]
-            text = _decode(_visible(raw, end - start))
-            att = split_prefix(text)
-            rank = att.rank if att.rank is not None else file_rank
-            at = Line(path, line, att.rest.strip() or text, rank, att.host or file_host, parse_time(text))
+            at, att = _attributed(_visible(raw, end - start), path, line, file_rank, file_host)
             found = checkpoints.parse(self.patterns[pid].key, att.rest, at)
             if found is not None:
                 result.checkpoints.append(found)

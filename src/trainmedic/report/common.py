@@ -76,7 +76,7 @@ def folded_evidence(evidence: Sequence[Evidence], shown: int) -> tuple[list[tupl
     return kept, rest
 
 
-def _library() -> Library | None:
+def report_library() -> Library | None:
     """The library the report's ids come from, for titles and links; None when it cannot load (a
     stored report is still shown, with bare ids)."""
     from trainmedic.catalog import LibraryError, load_library
@@ -89,7 +89,7 @@ def _library() -> Library | None:
 
 def library_ids() -> frozenset[str]:
     """Every entry and cause id of the library: what a fix step may point to."""
-    library = _library()
+    library = report_library()
     return library.linkable_ids if library is not None else frozenset()
 
 
@@ -100,7 +100,7 @@ _ROLE_ORDER = {"cascade": 0, "teardown": 1, "initiating": 2}
 def collateral_groups(d: Diagnosis) -> list[tuple[str, str, str]]:
     """Collateral folded by what it is: (which ranks, the cause's title, its role in words), the
     cascade first, then the launcher's teardown, then echoes of the failure itself."""
-    library = _library()
+    library = report_library()
     groups: dict[str, set[int | None]] = {}
     for c in d.collateral:
         groups.setdefault(c.id, set()).add(c.rank)

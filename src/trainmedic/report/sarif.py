@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 from trainmedic import __version__
 from trainmedic.model import Diagnosis
-from trainmedic.report.common import _library, action_line
+from trainmedic.report.common import action_line, report_library
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -33,7 +33,7 @@ def _location(path: str, line: int, text: str = "") -> dict[str, Any]:
 
 def _rule(cause_id: str) -> dict[str, Any]:
     rule: dict[str, Any] = {"id": cause_id, "shortDescription": {"text": cause_id}}
-    lib = _library()
+    lib = report_library()
     try:
         cause = lib.cause(cause_id) if lib is not None else None
     except KeyError:
