@@ -93,6 +93,7 @@ class Cause:
     stranded_as: str | None = None  # an OOM whose own figures show more cached-but-free memory than it asked for
     data_wait_share: float | None = None  # metric lines where waiting for data takes this share of step time
     loss_jump: float | None = None  # a loss this many times the rank's earlier minimum, still there at the end
+    loss_nonfinite: bool = False  # a loss that turned NaN or Inf in the metric lines and stayed so to the end
     stack_waits: tuple[str, ...] = ()
     # A timeout raised inside one of these (`with torch_distributed_zero_first(rank):`, HF's
     # `main_process_first()`): the other ranks wait there while rank 0 does the work alone first.
@@ -358,6 +359,9 @@ class RankProgress:
     # AverageMeter's iteration 0 ("Time 203.6 (203.6)  Data 196.4 (196.4)"): the workers' start-up, left
     # out of the running averages later lines give (step time, data time).
     first_meters: tuple[float, float] | None = None
+    # (line, text, metric lines since) where the loss turned NaN or Inf, when no finite loss came after:
+    # the run went on computing nothing from there.
+    nonfinite: tuple[int, str, int] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"rank": self.rank, "step": self.step, "path": self.path, "line": self.line, "text": self.text}
@@ -438,7 +442,8 @@ class ScanResult:
                                      last_line=num(t.last_line)) for t in self.tracebacks),
             summaries=tuple(replace(r, path=at(r.path), line=num(r.line)) for r in self.summaries),
             progress={k: replace(p, path=at(p.path), line=num(p.line),
-                                 spike=(num(p.spike[0]), p.spike[1], p.spike[2]) if p.spike else None)
+                                 spike=(num(p.spike[0]), p.spike[1], p.spike[2]) if p.spike else None,
+                                 nonfinite=(num(p.nonfinite[0]), *p.nonfinite[1:]) if p.nonfinite else None)
                       for k, p in self.progress.items()},
             last_line_rank={k: num(v) for k, v in self.last_line_rank.items()},
             notable=tuple(replace(n, line=line(n.line)) for n in self.notable),

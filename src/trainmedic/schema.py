@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from trainmedic.model import CODE_KEYS, ActionPolicy, Cause, Entry, Fingerprint, LibraryError, MissingFact, Symptom
 from trainmedic.util import linear
@@ -131,7 +131,7 @@ class CauseSpec(_Strict):
     title: str = Field(min_length=3)
     role: Literal["initiating", "cascade", "teardown"]
     mechanism: str = Field(min_length=20)
-    fingerprints: list[FingerprintSpec] = Field(min_length=1)
+    fingerprints: list[FingerprintSpec] = []
     fix: list[str] = Field(min_length=1)
     verify: list[str] = Field(min_length=1)
     prevention: list[str] = Field(min_length=1)
@@ -147,6 +147,7 @@ class CauseSpec(_Strict):
     stranded_as: str | None = None
     data_wait_share: float | None = Field(default=None, gt=0.0, lt=1.0)
     loss_jump: float | None = Field(default=None, gt=1.0)
+    loss_nonfinite: bool = False
     stack_waits: list[str] = []
     main_first_frames: list[str] = []
     phrases: list[str] = []
@@ -158,6 +159,15 @@ class CauseSpec(_Strict):
     action: ActionSpec | None = None  # the entry's, unless this cause differs
 
     _check_id = field_validator("id")(_kebab)
+
+    @model_validator(mode="after")
+    def _recognisable(self) -> CauseSpec:
+        """A cause the reasoner can name: by a line (a fingerprint) or by a shape of the metric lines."""
+        shaped = self.data_wait_share is not None or self.loss_jump is not None or self.loss_nonfinite
+        if not self.fingerprints and not shaped:
+            raise ValueError("a cause needs a fingerprint, or a metric shape "
+                             "(data_wait_share, loss_jump, loss_nonfinite)")
+        return self
 
 
 class SymptomSpec(_Strict):
@@ -240,6 +250,7 @@ def _to_entry(spec: EntrySpec, source: str) -> Entry:
             stranded_as=c.stranded_as,
             data_wait_share=c.data_wait_share,
             loss_jump=c.loss_jump,
+            loss_nonfinite=c.loss_nonfinite,
             stack_waits=tuple(c.stack_waits),
             main_first_frames=tuple(c.main_first_frames),
             phrases=tuple(c.phrases),

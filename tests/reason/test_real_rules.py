@@ -107,6 +107,9 @@ def test_a_scheduler_time_limit_is_not_a_hang() -> None:
     ("dist-ufld-eval-rank0-others-timeout", 0),  # ranks 1-3 time out; rank 0 (evaluating) printed nothing
     ("mr-edgeyolo-spawn-process1-invalid-ordinal", 1),  # mp.spawn: "-- Process 1 terminated with the following error:"
     ("mr-megatron-mcore-tp1-rank0-index-assert", 0),  # unprefixed kernel asserts, then rank 0's cut traceback
+    ("more4-simple-grpo-dump-signal-from-rank2", 2),  # flight recorder: "collective timeout from  rank 2"
+    ("more5c-nccl-timeout-yolov7-rank0-autoanchor-inconsistent-0", 0),  # rank 6 times out; rank 0 evolves anchors
+    ("more7c-particleflow-rank0-end-of-epoch-tests-timeout", 0),  # no rank says anything: the likeliest, rank 0
 ])
 def test_the_initiating_rank_comes_from_what_launchers_and_messages_say(case_id: str, rank: int) -> None:
     d = _diagnose(case_id)

@@ -152,3 +152,78 @@ def test_the_odd_rank_out_printed_an_error_of_its_own_while_the_others_timed_out
     d = Diagnoser().diagnose(Named("all.log", steps + same + timeouts))
     assert d.primary is not None and d.primary.id != "unclassified-failure/error-lines"
     assert "printed no error" not in d.primary.why  # it did print them, as every rank did
+
+
+# Metric lines as their printers write them: pytorch/examples' AverageMeter, HF Trainer's log dict.
+METER = "Epoch: [1][{i:4d}/1500]\tTime  0.512 ( 0.520)\tData  0.012 ( 0.015)\tLoss {loss} ({loss})\n"
+HF = "{{'loss': {loss}, 'grad_norm': {norm}, 'learning_rate': 4.9e-05, 'epoch': 0.{i}}}\n"
+
+
+def _meters(losses: list[str]) -> bytes:
+    return "".join(METER.format(i=100 * i, loss=x) for i, x in enumerate(losses)).encode()
+
+
+def test_a_loss_that_turns_nan_and_stays_so_is_a_failure_with_or_without_its_entry() -> None:
+    log = _meters(["6.93", "5.10", "4.87", "nan", "nan", "nan"])
+    d = Diagnoser().diagnose(Named("run.log", log))
+    assert d.verdict == "failure" and d.primary is not None and d.primary.id == "nan-loss/nonfinite-loss"
+    assert d.primary.evidence[0].line == 4
+    # no entry knows NaN: the reasoner's own metric reading still calls it, at the same line
+    d = Diagnoser(unknown.without(load_library(), "nan-loss")).diagnose(Named("run.log", log))
+    assert d.primary is not None and d.primary.id == "unclassified-failure/metric-anomaly"
+    assert d.primary.evidence[0].line == 4
+
+
+def test_a_nan_the_metrics_recover_from_is_not_a_failure() -> None:
+    """One bad batch (an fp16 overflow the scaler skipped) and the loss goes on: not this failure."""
+    log = _meters(["6.93", "5.10", "nan", "4.87", "4.51"])
+    less = unknown.without(load_library(), "nan-loss")
+    assert Diagnoser(less).diagnose(Named("run.log", log)).verdict == "healthy"
+    hf = "".join(HF.format(loss=x, norm=n, i=i) for i, (x, n) in enumerate(
+        [("2.31", "7.3"), ("2.2", "inf"), ("2.1", "6.8")])).encode()
+    assert Diagnoser(less).diagnose(Named("run.log", hf)).verdict == "healthy"
+
+
+def test_a_gradient_norm_that_stays_nan_is_a_failure_even_with_a_finite_loss() -> None:
+    """HF Trainer filters NaN losses out of its average: `'loss': 0.0` with `'grad_norm': nan` is the sign."""
+    hf = "".join(HF.format(loss=x, norm=n, i=i) for i, (x, n) in enumerate(
+        [("2.31", "7.3"), ("63.4", "nan"), ("0.0", "nan"), ("0.0", "nan")])).encode()
+    d = Diagnoser(unknown.without(load_library(), "nan-loss")).diagnose(Named("run.log", hf))
+    assert d.primary is not None and d.primary.id == "unclassified-failure/metric-anomaly"
+    assert d.primary.evidence[0].line == 2
+
+
+def test_a_run_stopped_from_outside_is_a_failure_no_entry_needs_to_know() -> None:
+    """torch elastic's words when the agent itself is signalled (torch/distributed/elastic/agent/server/api.py)."""
+    log = STEPS + (b"W1130 12:13:49.388000 124326 torch/distributed/elastic/agent/server/api.py:723] Received 15 death "
+                   b"signal, shutting down workers\n"
+                   b"W1130 12:13:49.389000 124326 torch/distributed/elastic/multiprocessing/api.py:900] Sending "
+                   b"process 124533 closing signal SIGTERM\n")
+    less = unknown.without(unknown.without(load_library(), "launcher-teardown"), "scheduler-termination")
+    d = Diagnoser(less).diagnose(Named("run.log", log))
+    assert d.verdict == "failure" and d.primary is not None and d.primary.id == "unclassified-failure/error-lines"
+    assert d.primary.evidence[0].line == 6
+
+
+def test_the_flight_recorder_names_the_rank_whose_timeout_came_first() -> None:
+    """ProcessGroupNCCL's getNCCLWatchdogTimeoutErrorMsg (torch 2.3+): "from  rank N" on the others,
+    "from this local rank" on that rank itself."""
+    msg = ("[rank{r}]:[E723 01:58:45.667329643 ProcessGroupNCCL.cpp:1743] [PG ID 0 PG GUID 0(default_pg) Rank {r}] "
+           "Received a dump signal due to a collective timeout from {src} and we will try our best to dump the debug "
+           "info. Last enqueued NCCL work: 92, last completed NCCL work: 91.\n")
+    log = "".join(msg.format(r=r, src="this local rank" if r == 2 else " rank 2") for r in (1, 3, 2)).encode()
+    d = Diagnoser().diagnose(Named("all.log", STEPS + log))
+    assert d.primary is not None and d.primary.id == "nccl-timeout/watchdog-timeout" and d.primary.rank == 2
+    assert "first detected on rank 2" in d.primary.why
+
+
+def test_rank_0_is_named_as_the_likeliest_only_when_it_did_not_report_waiting() -> None:
+    steps = b"".join(b"[rank%d]: step 4 loss 1.0\n" % r for r in range(4))
+    others = b"".join(WATCHDOG.replace(b"{r}", b"%d" % r) for r in (1, 2))  # ranks 1, 2 report; 0 and 3 silent
+    d = Diagnoser().diagnose(Named("all.log", steps + others))
+    assert d.primary is not None and d.primary.rank == 0 and "look there first" in d.primary.why
+    assert d.primary.confidence > 0.5  # a lead, not a finding: the cause's own calibrated confidence
+    # rank 0 timed out waiting like the others: nothing points at it
+    waited = b"".join(WATCHDOG.replace(b"{r}", b"%d" % r) for r in (0, 1))
+    d = Diagnoser().diagnose(Named("all.log", steps + waited))
+    assert d.primary is not None and d.primary.rank != 0

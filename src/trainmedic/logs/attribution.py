@@ -111,6 +111,20 @@ _FAULTY_RANK = re.compile(r"check rank (\d{1,6}) logs for faulty rank|\bRank (\d
                           r"|collective mismatch around rank (\d{1,6})")  # NCCL's init.cc hang warning
 
 
+# ProcessGroupNCCL's flight recorder (torch 2.3+, getNCCLWatchdogTimeoutErrorMsg): every rank says where
+# the timeout that makes it dump was first detected: "... due to a collective timeout from  rank 2 and
+# we will try our best ...", or "from this local rank" on that rank itself.
+_DUMP_FROM = re.compile(r"dump signal due to a collective timeout from +(?:rank (\d{1,6})|(this local rank))")
+
+
+def first_timeout_rank(text: str, own: int | None) -> int | None:
+    """The rank whose watchdog timed out first, as a flight-recorder dump line says (`own`: the line's rank)."""
+    m = _DUMP_FROM.search(text[:8000])
+    if m is None:
+        return None
+    return int(m[1]) if m[1] is not None else own
+
+
 def faulty_rank(text: str) -> int | None:
     """The rank other ranks' messages name as the one that failed to join them."""
     return _first_group(_FAULTY_RANK, text)

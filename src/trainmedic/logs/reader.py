@@ -74,6 +74,11 @@ AVERAGED = 100  # iterations behind an AverageMeter's running average before it 
 _METERS_AT = re.compile(r"\[ *(\d{1,9})/\d{1,9}\]")  # ProgressMeter pads the batch index: "[  0/5005]"
 # "loss: 0.41", "loss=0.41", "Loss : 0.0482", nanoGPT's "loss 3.9883,", AverageMeter's "Loss 6.93 (6.84)"
 _LOSS = re.compile(r"(?<![\w.'])'?[Ll]oss'?(?: ?[:=] ?| )" + _NUM[:-1] + r"(?:e[+-]?\d{1,3})?)")
+# The same places holding NaN or Inf ("loss=nan", "Loss nan (nan)", "'loss': 'inf'"), or a gradient norm
+# holding NaN ("'grad_norm': nan", "grad norm: nan").
+# An infinite gradient norm alone is a step the fp16 loss scaler skipped, not this.
+_LOSS_NONFINITE = re.compile(r"(?<![\w.'])'?(?:[Ll]oss'?(?: ?[:=] ?| )'?-?(?:nan|NaN|NAN|inf|Inf|INF)"
+                             r"|grad[_ ]norm'?(?: ?[:=] ?| )'?(?:nan|NaN|NAN))(?![\w.])")
 
 
 @dataclass
@@ -662,8 +667,13 @@ def _metrics(prev: RankProgress | None, now: RankProgress, text: str) -> RankPro
         step = _STEP_TIME.search(text) if data is not None else None
         if data is not None and step is not None:
             step_time, data_time, timed = step_time + float(step[1]), data_time + float(data[1]), timed + 1
+    nonfinite = prev.nonfinite if prev else None
     loss_m = _LOSS.search(text)
-    if loss_m is not None:
+    if _LOSS_NONFINITE.search(text) is not None:
+        # the first of the trailing run of non-finite lines, and how many lines the run has
+        nonfinite = (nonfinite[0], nonfinite[1], nonfinite[2] + 1) if nonfinite else (now.line, now.text, 1)
+    elif loss_m is not None:
+        nonfinite = None
         loss = float(loss_m[1])
         if loss_min is not None and losses >= 3 and loss_min > 0:
             ratio = loss / loss_min
@@ -672,7 +682,7 @@ def _metrics(prev: RankProgress | None, now: RankProgress, text: str) -> RankPro
         loss_min = loss if loss_min is None else min(loss_min, loss)
         loss_last, losses = loss, losses + 1
     return RankProgress(now.rank, now.step, now.path, now.line, now.text, data_time, step_time, timed,
-                        loss_min, loss_last, losses, spike, first_meters)
+                        loss_min, loss_last, losses, spike, first_meters, nonfinite)
 
 
 class ScanState:

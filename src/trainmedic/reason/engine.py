@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from trainmedic.catalog import Library
-from trainmedic.logs.attribution import faulty_rank, launcher_rank, rank_from_path, rank_in_text
+from trainmedic.logs.attribution import faulty_rank, first_timeout_rank, launcher_rank, rank_from_path, rank_in_text
 from trainmedic.logs.blocks import MAX_LINE
 from trainmedic.model import (
     Alternative,
@@ -406,8 +406,8 @@ def _verdict(ctx: Context) -> Diagnosis:
         return _from_initiating(ctx, base, initiating, collateral_events, confirmed, context, warnings)
     if collateral_events:
         return _cascade_only(ctx, base, collateral_events, progress)
-    found = [f for f in (patterns.loss_jumped(ctx.library, progress), patterns.starved(ctx.library, progress))
-             if f is not None]
+    found = [f for f in (patterns.nonfinite(ctx.library, progress), patterns.loss_jumped(ctx.library, progress),
+                         patterns.starved(ctx.library, progress)) if f is not None]
     gone = [f for f in found if not f.failed]
     if gone:
         base = replace(base, notes=(*base.notes, *(f"{f.why} at {f.progress.path}:{f.line}; training went on"
@@ -762,6 +762,12 @@ def _suspects(ctx: Context, events: list[Event], progress: dict[int | None, Rank
     behind = _behind_in_collectives(cascades)
     if behind is not None:
         return [behind], "behind"
+    # The flight recorder's dump lines say whose watchdog fired first: where the timeout began, when
+    # nothing above says more.
+    first_out = sorted({r for e in cascades for ln in e.evidence[:4]
+                        if (r := first_timeout_rank(ln.text, ln.rank if ln.rank is not None else e.rank)) is not None})
+    if len(first_out) == 1:
+        return first_out, "first-timeout"
     silent = sorted(expected - reporting)
     steps = {r: p.step for r, p in progress.items() if r is not None and p.step is not None}
     if len(silent) > 1 and steps:
@@ -769,6 +775,11 @@ def _suspects(ctx: Context, events: list[Event], progress: dict[int | None, Rank
         narrowed = [r for r in silent if steps.get(r, 1 << 60) == lowest]
         if len(narrowed) == 1:
             silent = narrowed
+    if len(silent) != 1 and cascades and 0 not in reporting and (0 in silent or not silent):
+        # Nothing here says which rank it was, and rank 0 did not report waiting: rank 0 is the one
+        # that works alone (checkpoints, evaluation, preprocessing, logging), and in real logs the
+        # likeliest rank the others waited for. Named as a lead, not as a finding.
+        return [0], "likeliest"
     return silent, "silent"
 
 
@@ -846,6 +857,19 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
                    f"that failed to join them; its own log says why")
             missing.append(MissingFact(f"the log of rank {rank}",
                                        f"collect rank {rank}'s stderr (torchrun --log-dir, or --tee 3)"))
+        elif kind == "likeliest":
+            why = (f"every rank in these logs shows only collateral errors ({cause_id}) and no line says which rank "
+                   f"stopped first; rank 0 reported no timeout of its own, and it is the rank others most often "
+                   f"wait for (it alone saves checkpoints, evaluates and preprocesses): look there first")
+            missing.append(MissingFact("where rank 0 was when the others timed out",
+                                       "rank 0's last log lines, or py-spy dump --pid <pid of rank 0>"))
+        elif kind == "first-timeout":
+            why = (f"every rank shows only collateral errors ({cause_id}); their flight-recorder lines say the "
+                   f"timeout was first detected on rank {rank}: it waited longest, so the collective it waited in "
+                   f"is where the job stopped (a rank that never joined it, or rank {rank} itself out of step)")
+            missing.append(MissingFact(f"what rank {rank} waited for",
+                                       "the flight recorder's dump (TORCH_NCCL_TRACE_BUFFER_SIZE, "
+                                       "TORCH_NCCL_DEBUG_INFO_TEMP_FILE), read with torchfrtrace"))
         elif kind == "exited":
             why = (f"every rank shows only collateral errors ({cause_id}), but the launcher saw rank {rank} exit "
                    f"on its own first; its own error output is not in these inputs")
@@ -889,7 +913,8 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
         missing.append(MissingFact("the logs of every rank and host of the job",
                                    "collect all ranks' stdout/stderr (torchrun --log-dir) and `dmesg -T` on each host"))
     missing.extend(m for m in _missing(ctx, cause_id) if m not in missing)
-    conf = confidence.hang(True) if cause_id == HANG else confidence.cascade_only(len(suspects))
+    guess = kind == "likeliest"  # a lead from what real logs most often show, not from this log's lines
+    conf = confidence.hang(True) if cause_id == HANG else confidence.cascade_only(0 if guess else len(suspects))
     ev = _evidence(first.evidence)
     if kind == "exited" and rank is not None:
         # The launcher's own line on that rank's exit comes first: it is the failure's only trace here.
@@ -901,10 +926,10 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
         p = progress[rank]
         ev = (*ev, Evidence(p.path, p.line, p.rank, f"last progress of rank {rank}: {p.text}"))
     # With a lead to one rank (its log is missing, it exited, it was named, it is behind), the symptom
-    # is not the answer and its low confidence says so; with no lead, the symptom is what real logs
-    # most often end at, and the calibration measured how often.
+    # is not the answer and its low confidence says so; with no lead (or only the likeliest rank as
+    # one), the symptom is what real logs most often end at, and the calibration measured how often.
     primary = _finding(ctx, cause_id, confidence_=conf, rank=rank, host=None, time=first.time,
-                       evidence=ev, missing=tuple(missing), why=why, calibrate=rank is None)
+                       evidence=ev, missing=tuple(missing), why=why, calibrate=rank is None or guess)
     coll = _collateral(sorted(events, key=lambda e: (e.path, e.line)), cause_id, exclude_rank=rank)
     return replace(base, verdict=verdict, primary=primary, collateral=coll)
 

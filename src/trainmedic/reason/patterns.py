@@ -1,20 +1,24 @@
 """Failures no single line states, read from what a rank's metric lines say over time.
 
-A run whose step waits on its DataLoader most of the time, or whose loss jumps by orders of magnitude
-and stays there, prints no error: its metric lines are the evidence. The thresholds are library data
-(`data_wait_share`, `loss_jump` on the cause), the running figures come from the reader
-(`RankProgress`: summed data and step times, the loss's minimum and largest jump).
+A run whose step waits on its DataLoader most of the time, whose loss jumps by orders of magnitude
+and stays there, or whose loss turns NaN and stays NaN, prints no error: its metric lines are the
+evidence. Which cause each shape stands for is library data (`data_wait_share`, `loss_jump`,
+`loss_nonfinite` on the cause; a cause that stands for an unknown failure, `fallback`, answers only
+when no other cause claims the shape), the running figures come from the reader (`RankProgress`:
+summed data and step times, the loss's minimum and largest jump, where it turned non-finite).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from trainmedic.catalog import Library
-from trainmedic.model import RankProgress
+from trainmedic.model import Cause, RankProgress
 
 MIN_TIMED = 3  # metric lines with both times before a share means anything
 RECOVERED = 10.0  # a loss back within this factor of its earlier minimum has recovered
+NONFINITE_LINES = 2  # metric lines in a row, to the last, before a non-finite loss is where the run ended
 
 
 @dataclass(frozen=True)
@@ -27,9 +31,33 @@ class Pattern:
     failed: bool  # False: it happened and went away (a note, not a failure)
 
 
+def _claiming(library: Library) -> Iterator[Cause]:
+    """The library's causes, those that stand for an unknown failure last."""
+    causes = list(library.causes())
+    yield from (c for c in causes if not c.fallback)
+    yield from (c for c in causes if c.fallback)
+
+
+def nonfinite(library: Library, progress: dict[int | None, RankProgress]) -> Pattern | None:
+    """The rank whose loss turned NaN or Inf earliest and never came back, over two metric lines or
+    more, for the first cause that claims the shape. A loss that came back finite was one bad batch,
+    not this; one last line alone may be that batch too."""
+    cause = next((c for c in _claiming(library) if c.loss_nonfinite), None)
+    stuck = [p for p in progress.values() if p.nonfinite is not None and p.nonfinite[2] >= NONFINITE_LINES]
+    if cause is None or not stuck:
+        return None
+    first = min(stuck, key=lambda p: (p.path, p.nonfinite[0] if p.nonfinite else 0))
+    assert first.nonfinite is not None
+    line, text, _ = first.nonfinite
+    why = (f"the loss turned non-finite at {first.path}:{line} and every later metric line of "
+           + ("the run" if first.rank is None else f"rank {first.rank}")
+           + " kept it so: training went on computing nothing")
+    return Pattern(cause.full_id, first, line, text, why, failed=True)
+
+
 def starved(library: Library, progress: dict[int | None, RankProgress]) -> Pattern | None:
     """The rank whose steps spent the largest share waiting for data, if at or above the cause's share."""
-    for cause in library.causes():
+    for cause in _claiming(library):
         if cause.data_wait_share is None:
             continue
         timed = [p for p in progress.values() if p.timed >= MIN_TIMED and p.step_time > 0]
@@ -46,7 +74,7 @@ def starved(library: Library, progress: dict[int | None, RankProgress]) -> Patte
 
 def loss_jumped(library: Library, progress: dict[int | None, RankProgress]) -> Pattern | None:
     """The largest jump of a rank's loss over its earlier minimum, if at or above the cause's factor."""
-    for cause in library.causes():
+    for cause in _claiming(library):
         if cause.loss_jump is None:
             continue
         jumps = [p for p in progress.values() if p.spike is not None and p.spike[2] >= cause.loss_jump]
