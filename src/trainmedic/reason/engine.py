@@ -385,9 +385,10 @@ def _verdict(ctx: Context) -> Diagnosis:
         initiating = [e for e in initiating
                       if not (e.traceback is not None and e.traceback.truncated and e.cause in ctx.library.fallbacks)]
         # The root beats its echo: a process abort ("terminate called after throwing ...") printed right
-        # after a collective timeout took that process down is how the timeout ended it.
+        # after a collective timeout (or on its line, in a paste that lost its breaks) took that process
+        # down is how the timeout ended it.
         initiating = [e for e in initiating if not (e.cause in ctx.library.wrappers and any(
-            c.path == e.path and c.rank in (e.rank, None) and 0 < e.line - c.line <= _SAME_MESSAGE
+            c.path == e.path and c.rank in (e.rank, None) and 0 <= e.line - c.line <= _SAME_MESSAGE
             for c in collateral_events))]
     # A weak, ambiguous signal (a tokenizers fork warning, a recompile limit) never outranks a real
     # error; and when training went on after it, it was a warning, not the failure.
@@ -603,8 +604,9 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
         carried = [t.last_line for s in ctx.scans for t in s.tracebacks
                    if t.path == first.path and 0 < t.first_line - first.line <= 2]
         reach = max([reach, *carried])
+        # (A paste that lost its line breaks holds the wrapper and what it wraps on one line.)
         wrapped = [e for e in initiating if e.path == first.path and e.rank == first.rank
-                   and first.line < e.line <= reach and e.cause not in ctx.library.wrappers
+                   and first.line <= e.line <= reach and e.cause not in ctx.library.wrappers
                    and e.cause not in ctx.library.fallbacks]
         if wrapped:
             first = min(wrapped, key=lambda e: e.line)
@@ -776,11 +778,16 @@ def _suspects(ctx: Context, events: list[Event], progress: dict[int | None, Rank
         if len(narrowed) == 1:
             silent = narrowed
     if len(silent) != 1 and cascades and 0 not in reporting and (0 in silent or not silent):
-        # Nothing here says which rank it was, and rank 0 did not report waiting: rank 0 is the one
+        # Nothing here says which rank it was, and rank 0 is not among the ranks that reported waiting
+        # (or no line names its rank at all): rank 0 is the one
         # that works alone (checkpoints, evaluation, preprocessing, logging), and in real logs the
         # likeliest rank the others waited for. Named as a lead, not as a finding.
         return [0], "likeliest"
     return silent, "silent"
+
+
+def _reporting_ranks(events: list[Event]) -> set[int]:
+    return {e.rank for e in events if e.rank is not None}
 
 
 def _still_busy(progress: dict[int | None, RankProgress], first: Event) -> RankProgress | None:
@@ -858,9 +865,11 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
             missing.append(MissingFact(f"the log of rank {rank}",
                                        f"collect rank {rank}'s stderr (torchrun --log-dir, or --tee 3)"))
         elif kind == "likeliest":
+            said = ("no line names the rank that printed it" if not _reporting_ranks(events) else
+                    "rank 0 reported no timeout of its own")
             why = (f"every rank in these logs shows only collateral errors ({cause_id}) and no line says which rank "
-                   f"stopped first; rank 0 reported no timeout of its own, and it is the rank others most often "
-                   f"wait for (it alone saves checkpoints, evaluates and preprocesses): look there first")
+                   f"stopped first; {said}, and rank 0 is the rank others most often wait for (it alone saves "
+                   f"checkpoints, evaluates and preprocesses): look there first")
             missing.append(MissingFact("where rank 0 was when the others timed out",
                                        "rank 0's last log lines, or py-spy dump --pid <pid of rank 0>"))
         elif kind == "first-timeout":

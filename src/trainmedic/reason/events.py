@@ -105,6 +105,9 @@ def _event(library: Library, matches: list[Match], tb: Traceback | None, order: 
             and library.cause(m.cause).role == "initiating"
             and m.cause not in library.fallbacks
             and weight(m) >= 0.7
+        ] or [  # what it carries is another rank's failure (a collective's remote error): it is that echo
+            m for m in ranked[1:]
+            if m.cause not in library.wrappers and library.cause(m.cause).role == "cascade" and weight(m) >= 0.7
         ]
         if inner:
             best = inner[0]
