@@ -865,10 +865,10 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
             missing.append(MissingFact(f"the log of rank {rank}",
                                        f"collect rank {rank}'s stderr (torchrun --log-dir, or --tee 3)"))
         elif kind == "likeliest":
-            said = ("no line names the rank that printed it" if not _reporting_ranks(events) else
+            quiet0 = ("no line names the rank that printed it" if not _reporting_ranks(events) else
                     "rank 0 reported no timeout of its own")
             why = (f"every rank in these logs shows only collateral errors ({cause_id}) and no line says which rank "
-                   f"stopped first; {said}, and rank 0 is the rank others most often wait for (it alone saves "
+                   f"stopped first; {quiet0}, and rank 0 is the rank others most often wait for (it alone saves "
                    f"checkpoints, evaluates and preprocesses): look there first")
             missing.append(MissingFact("where rank 0 was when the others timed out",
                                        "rank 0's last log lines, or py-spy dump --pid <pid of rank 0>"))
