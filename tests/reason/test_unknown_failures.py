@@ -227,3 +227,36 @@ def test_rank_0_is_named_as_the_likeliest_only_when_it_did_not_report_waiting() 
     waited = b"".join(WATCHDOG.replace(b"{r}", b"%d" % r) for r in (0, 1))
     d = Diagnoser().diagnose(Named("all.log", steps + waited))
     assert d.primary is not None and d.primary.rank != 0
+
+
+TB = b"Traceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n    dist.barrier()\n"
+
+
+def test_an_unknown_error_that_failed_waiting_points_at_rank_0_unless_rank_0_printed_it() -> None:
+    """A timeout or a closed peer is where a process stopped, not why; nothing names the peer here."""
+    less = unknown.without(unknown.without(load_library(), "nccl-timeout"), "peer-connection-lost")
+    d = Diagnoser(less).diagnose(Named("run.log", STEPS + TB + b"RuntimeError: Socket Timeout\n"))
+    assert d.primary is not None and d.primary.id == "unclassified-failure/uncaught-exception"
+    assert d.primary.rank == 0 and "waiting on another process" in d.primary.why
+    # near miss: an error in words of its own (not waiting) stays unranked
+    d = Diagnoser(less).diagnose(Named("run.log", STEPS + TB + b"RuntimeError: frobnication went wrong\n"))
+    assert d.primary is not None and d.primary.rank is None
+
+
+def test_unknown_error_lines_that_name_the_rank_others_waited_for_give_it() -> None:
+    """The flight recorder's words, with no entry that knows them: the rank they name is the suspect."""
+    msg = (b"[rank5]:[E723 01:58:45.667329643 ProcessGroupNCCL.cpp:1743] [PG ID 0 PG GUID 0(default_pg) Rank 5] "
+           b"Received a dump signal due to a collective timeout from  rank 2 and we will try our best to dump the "
+           b"debug info.\n")
+    d = Diagnoser(unknown.without(load_library(), "nccl-timeout")).diagnose(Named("run.log", STEPS + msg))
+    assert d.primary is not None and d.primary.id == "unclassified-failure/error-lines" and d.primary.rank == 2
+
+
+def test_a_silent_rank_beside_an_unclaimed_exception_is_the_suspect() -> None:
+    """Ranks 1-3 print one error no entry knows (their rank inside the message), rank 0 nothing, and a
+    traceback no rank claims ends the log: rank 0 is the one they waited for."""
+    same = b"".join(b"[E ProcessGroupNCCL.cpp:737] [Rank %d] Frobnicator gave up waiting for its peers\n" % r
+                    for r in (3, 2, 1))
+    d = Diagnoser().diagnose(Named("run.log", same + TB + b"frobnicate.LeaseLost: shard 3\n"))
+    assert d.primary is not None and d.primary.id == "unclassified-failure/uncaught-exception"
+    assert d.primary.rank == 0

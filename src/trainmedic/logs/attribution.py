@@ -108,7 +108,9 @@ def rank_in_text(text: str) -> int | None:
 # collective ("[3] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d ...").
 _FAULTY_RANK = re.compile(r"check rank (\d{1,6}) logs for faulty rank|\bRank (\d{1,6}) failed to pass monitoredBarrier"
                           r"|retrieving ncclUniqueId from \[(\d{1,6})\] via c10d"
-                          r"|collective mismatch around rank (\d{1,6})")  # NCCL's init.cc hang warning
+                          r"|collective mismatch around rank (\d{1,6})"  # NCCL's init.cc hang warning
+                          # TORCH_DISTRIBUTED_DEBUG=DETAIL's check (ProcessGroupWrapper, torch 1.10-2.0)
+                          r"|\bRank (\d{1,6}) is running inconsistent collective")
 
 
 # ProcessGroupNCCL's flight recorder (torch 2.3+, getNCCLWatchdogTimeoutErrorMsg): every rank says where

@@ -451,6 +451,14 @@ def _error_lines(ctx: Context, base: Diagnosis, progress: dict[int | None, RankP
                f"{first.path}:{first.number}) and rank {silent} printed none: it is the one they waited for")
         primary = replace(primary, rank=silent, host=None, why=sentence(why),
                           confidence=round(confidence.clamp(primary.confidence * 0.9), 4))
+    elif len(named := {r for n in lines if (r := faulty_rank(n.line.text)) is not None}
+                     or {r for n in lines if (r := first_timeout_rank(n.line.text, n.line.rank)) is not None}) == 1:
+        # The lines themselves point at one rank: the one the others name as missing, or the one whose
+        # timeout came first (the flight recorder's words).
+        rank = next(iter(named))
+        why = (f"no signature explains this run; it stopped with {len(lines)} error line(s) and they name rank "
+               f"{rank} as the one the others waited for (first at {first.path}:{first.number})")
+        primary = replace(primary, rank=rank, host=None, why=sentence(why))
     return replace(base, verdict="failure", primary=primary)
 
 
@@ -672,16 +680,32 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
     missing = _missing(ctx, first.cause) if (first.ambiguous and not is_confirmed) or conf < 0.8 else ()
     host = first.host or next((r.host for s in ctx.scans for r in s.summaries if r.rank == first.rank and r.host), None)
     rank = first.rank
-    if first.cause in ctx.library.fallbacks:
+    if first.cause in ctx.library.fallbacks or (first.cause in ctx.library.wrappers and first.rank is None):
         # An error no signature knows, raised alike by every rank but one: the quiet one is where it
         # started (the others failed waiting for it), as with a timeout no signature names.
         quiet = _quiet_one(ctx, {e.rank for e in (first, *also_collateral)
                                  if e.cause == first.cause and e.rank is not None})
+        if quiet is None and first.rank is None:
+            # The same error line on every rank but one, in words no fingerprint knows (a timeout whose
+            # entry is missing), beside an exception (or a process abort) no rank claims: the quiet rank
+            # is the suspect.
+            # (Every such line, not only those after the last progress: the quiet rank's progress bar
+            # may well have gone on, unprefixed, while the others timed out waiting for it.)
+            quiet = _silent_rank(ctx, notable.every(ctx.scans))
         if quiet is not None:
             rank, host = quiet, None
             why_parts = [f"every rank but {rank} raised the same error no signature knows, and rank {rank} "
                          f"raised none: it is the one they waited for"]
             conf = confidence.clamp(conf * 0.6)
+        elif first.rank is None and first.cause in ctx.library.fallbacks and notable.waiting(
+                [ln.text for ln in first.evidence] + list(first.traceback.exceptions if first.traceback else ())):
+            printed = {n.line.rank for s in ctx.scans for n in s.notable if n.line.rank is not None}
+            if 0 not in printed:
+                # It failed waiting on another process and nothing names which: rank 0, the one that
+                # works alone, is the likeliest (a lead from real logs, as for a collective timeout).
+                rank, host = 0, None
+                why_parts.append("its own words say it failed waiting on another process, and no line names "
+                                 "which; rank 0 is the one others most often wait for: look there first")
     primary = _finding(ctx, first.cause, confidence_=conf, rank=rank, host=host, time=first.time,
                        evidence=_evidence(evidence_lines), missing=missing, why="; ".join(why_parts))
     conf = primary.confidence  # calibrated: what the alternatives share is what it leaves

@@ -14,9 +14,19 @@ from trainmedic.model import Notable, RankProgress, ScanResult
 
 _VARYING = re.compile(r"0x[0-9a-fA-F]+|\d+")
 _RANK_PREFIX = re.compile(r"^(?:\[[A-Za-z]*\d*\]:? ?)+")
+# Words of a process that failed waiting on another: a timeout, a peer that closed or reset the connection,
+# a refused connection (the store's host not up). Such an error is where a rank stopped, not why: the
+# process it waited for is the suspect.
+WAITING = re.compile(r"\b(?:[Tt]imed out|[Tt]ime ?out|TIMEOUT|closed by peer|reset by peer|[Cc]onnection refused"
+                     r"|[Bb]roken pipe)\b")
 QUOTED = 3
 SAME_MESSAGE = 4  # lines after a message that may still be its own (NCCL's "Last error:" and the error)
 _IGNORED = "Exception ignored in"
+
+
+def waiting(texts: Sequence[str]) -> bool:
+    """Whether an error's own words say it failed waiting on another process."""
+    return any(WAITING.search(t[:2000]) for t in texts)
 
 
 def template(text: str) -> str:
@@ -30,6 +40,11 @@ def _own(s: ScanResult) -> list[Notable]:
     that ended the run."""
     inside = [(t.first_line, t.last_line) for t in s.tracebacks if t.path == s.path]
     return [n for n in s.notable if not any(a <= n.line.number <= b for a, b in inside)]
+
+
+def every(scans: Sequence[ScanResult]) -> list[Notable]:
+    """All notable lines outside tracebacks, in input order: for who said what, whatever came after."""
+    return [n for s in scans for n in _own(s) if _IGNORED not in n.line.text]
 
 
 def after_progress(scans: Sequence[ScanResult], progress: dict[int | None, RankProgress]) -> list[Notable]:
