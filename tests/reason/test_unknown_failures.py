@@ -229,7 +229,9 @@ def test_rank_0_is_named_as_the_likeliest_only_when_it_did_not_report_waiting() 
     assert d.primary is not None and d.primary.rank != 0
 
 
-TB = b"Traceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n    dist.barrier()\n"
+TB = (b"Traceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n    dist.barrier()\n"
+      b"  File \"/usr/lib/python3/site-packages/torch/distributed/distributed_c10d.py\", line 2420, in barrier\n"
+      b"    work = default_pg.barrier(opts=opts)\n")
 
 
 def test_an_unknown_error_that_failed_waiting_points_at_rank_0_unless_rank_0_printed_it() -> None:
@@ -240,6 +242,11 @@ def test_an_unknown_error_that_failed_waiting_points_at_rank_0_unless_rank_0_pri
     assert d.primary.rank == 0 and "waiting on another process" in d.primary.why
     # near miss: an error in words of its own (not waiting) stays unranked
     d = Diagnoser(less).diagnose(Named("run.log", STEPS + TB + b"RuntimeError: frobnication went wrong\n"))
+    assert d.primary is not None and d.primary.rank is None
+    # near miss: one process (no rank, no distributed frame) whose connection was reset names no rank
+    alone = b"Traceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n    fetch()\n"
+    d = Diagnoser(less).diagnose(Named("run.log", STEPS + alone + b"ConnectionResetError: [Errno 104] "
+                                       b"Connection reset by peer\n"))
     assert d.primary is not None and d.primary.rank is None
 
 

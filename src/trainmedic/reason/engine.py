@@ -700,7 +700,10 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
         elif first.rank is None and first.cause in ctx.library.fallbacks and notable.waiting(
                 [ln.text for ln in first.evidence] + list(first.traceback.exceptions if first.traceback else ())):
             printed = {n.line.rank for s in ctx.scans for n in s.notable if n.line.rank is not None}
-            if 0 not in printed:
+            # Only in a job of several processes: a single process's reset connection names no rank.
+            several = bool(_expected_ranks(ctx)) or any(
+                "distributed" in f for f in (first.traceback.frames if first.traceback else ()))
+            if several and 0 not in printed:
                 # It failed waiting on another process and nothing names which: rank 0, the one that
                 # works alone, is the likeliest (a lead from real logs, as for a collective timeout).
                 rank, host = 0, None
