@@ -602,3 +602,24 @@ def test_the_watchdogs_own_stack_frame_names_a_timeout_whose_message_was_cut() -
     d = _diagnose("more7c-particleflow-rank0-end-of-epoch-tests-timeout")
     assert d.primary is not None and d.primary.id == "nccl-timeout/watchdog-timeout"
     assert any("checkTimeout" in e.text for e in d.primary.evidence)
+
+
+@pytest.mark.parametrize(("case_id", "cause", "rank"), [
+    # cut off inside HF's main_process_first: the rank waited there for rank 0
+    ("more9b-medicalgpt-rank0-tokenize-30min-store-timeout", "nccl-timeout/store-barrier-timeout", 0),
+    # c10d's "waitForInput: socket ... timed out after 1800000ms", a warning-level line, is the store timing out
+    ("more9b-axolotl-rank0-tokenize-29min-rank1-store-socket-timeout", "nccl-timeout/store-barrier-timeout", 0),
+    # two ranks' tracebacks interleaved: a frame glued onto a line is still a frame, not the exception
+    ("more9b-accelerate-rank0-single-gpu-eval-30min-broadcast-timeout", "nccl-timeout/watchdog-timeout", 0),
+    # rank 2's error glued after rank 0's progress bar is rank 2's; its message wrapped by the paste
+    ("more9b-nanotron-rank0-grouping-texts-10min-allreduce-timeout", "nccl-timeout/watchdog-timeout", 0),
+])
+def test_a_rank_that_waited_for_another_is_read_through_the_pastes_damage(case_id: str, cause: str, rank: int) -> None:
+    d = _diagnose(case_id)
+    assert d.primary is not None and d.primary.id == cause and d.primary.rank == rank
+
+
+def test_a_launchers_teardown_line_run_into_an_exception_is_not_the_exception() -> None:
+    """DeepSpeed's "Killing subprocess N" right after the exception line joins its message."""
+    d = _diagnose("more6c-ds-stage3-test-partitioned-linear-2d")
+    assert d.primary is not None and d.primary.id == "unclassified-failure/uncaught-exception"

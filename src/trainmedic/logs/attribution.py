@@ -113,6 +113,20 @@ _FAULTY_RANK = re.compile(r"check rank (\d{1,6}) logs for faulty rank|\bRank (\d
                           r"|\bRank (\d{1,6}) is running inconsistent collective")
 
 
+# Two ranks' output glued on one line (a progress bar with no newline, then another rank's prefixed
+# message): "[default0]:Grouping texts: 8%|...| [default2]:[E ProcessGroupNCCL.cpp:475] [Rank 2] ...".
+_GLUED_PREFIX = re.compile(rb"\[(?:rank|default)(\d{1,6})\]:")
+
+
+def glued_rank(vis: bytes, end: int) -> int | None:
+    """The rank whose prefix, glued after the line's start, comes last before `end` (a match's end):
+    the text there is that rank's, not the line's first."""
+    found = None
+    for m in _GLUED_PREFIX.finditer(vis, 1, max(1, min(end, len(vis)))):
+        found = int(m[1])
+    return found
+
+
 # ProcessGroupNCCL's flight recorder (torch 2.3+, getNCCLWatchdogTimeoutErrorMsg): every rank says where
 # the timeout that makes it dump was first detected: "... due to a collective timeout from  rank 2 and
 # we will try our best ...", or "from this local rank" on that rank itself.

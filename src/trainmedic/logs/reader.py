@@ -15,7 +15,14 @@ from dataclasses import dataclass, field, replace
 from typing import BinaryIO
 
 from trainmedic.logs import checkpoints
-from trainmedic.logs.attribution import Attribution, host_from_path, parse_time, rank_from_path, split_prefix
+from trainmedic.logs.attribution import (
+    Attribution,
+    glued_rank,
+    host_from_path,
+    parse_time,
+    rank_from_path,
+    split_prefix,
+)
 from trainmedic.logs.blocks import BLOCK, MAX_LINE, BlockSplitter, strip_ansi
 from trainmedic.logs.sources import InputError, Source, looks_binary
 from trainmedic.logs.tracebacks import MAX_DUMP_FRAMES, assemble_stack_dump, assemble_traceback
@@ -160,6 +167,13 @@ def _attributed(vis: bytes, path: str, lineno: int, file_rank: int | None,
     att = split_prefix(text)
     rank = att.rank if att.rank is not None else file_rank
     return Line(path, lineno, att.rest.strip() or text, rank, att.host or file_host, parse_time(text)), att
+
+
+def _glued(line: Line, raw: bytes, vis: bytes, end_in_line: int) -> Line:
+    """The line as evidence of the rank whose glued prefix holds the match (attribution.glued_rank)."""
+    seg_start = raw.rfind(b"\r", 0, max(end_in_line - 1, 0)) + 1 if len(vis) < len(raw) else 0
+    glued = glued_rank(vis, end_in_line - seg_start)
+    return line if glued is None else replace(line, rank=glued)
 
 
 def _lines_from(buf: bytes, pos: int, limit: int) -> Iterator[bytes]:
@@ -402,7 +416,10 @@ class Reader:
                     result.ranks.add(reporter)
                     result.seen_ranks.setdefault(pattern.key, set()).add(reporter)
                 continue
-            line, _ = _attributed(_visible(raw, end - start), path, lineno, file_rank, file_host)
+            vis = _visible(raw, end - start)
+            line, _ = _attributed(vis, path, lineno, file_rank, file_host)
+            if b"]:" in vis[1:]:
+                line = _glued(line, raw, vis, end - start)
             if line.rank is not None:
                 result.ranks.add(line.rank)
                 result.seen_ranks.setdefault(pattern.key, set()).add(line.rank)
@@ -583,7 +600,10 @@ class Reader:
                 if "warning" in hit:
                     warned_at = number
                 continue
-            found.append(Notable(lines.line(start, vis, result.source.name, file_rank), severity))
+            line = lines.line(start, vis, result.source.name, file_rank)
+            if b"]:" in vis[1:]:  # the error may be another rank's, glued after this line's own output
+                line = _glued(line, raw, vis, min(end for end, _ in by_line[start]) - start)
+            found.append(Notable(line, severity))
         half = NOTABLE_KEEP // 2
         result.notable = found if len(found) <= NOTABLE_KEEP else found[:half] + found[-half:]
 

@@ -74,6 +74,12 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
                 continue
             if _CHILD_HEADER.match(stripped):
                 continue
+            if _GLUED_FRAME.search(stripped) and not _EXCEPTION_START.match(stripped):
+                # Two processes writing one stream at once glue a frame onto another line ("main(args)
+                # File "train.py", line 167, in main"): still a frame, not the exception.
+                frames.append(stripped)
+                last = first_line + idx
+                continue
             exceptions.append(stripped)
             last = first_line + idx
             state = "after"
@@ -110,6 +116,10 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
     interrupted = interrupted or any(e.startswith("KeyboardInterrupt") for e in exceptions[-1:])
     return Traceback(path, first_line, last, rank, tuple(frames[-60:]), tuple(exceptions), interrupted,
                      truncated=not exceptions)
+
+
+_GLUED_FRAME = re.compile(r'File "[^"\n]{1,1000}", line \d{1,9}, in ')
+_EXCEPTION_START = re.compile(r"[A-Za-z_][\w.]{0,200}: ")  # "RuntimeError: ... File "code.py", line 3, in f"
 
 
 # py-spy's frame lines: "    get (queue.py:170)", "    __next__ (torch/utils/data/dataloader.py:631)"

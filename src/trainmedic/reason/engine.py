@@ -698,7 +698,7 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
                          f"raised none: it is the one they waited for"]
             conf = confidence.clamp(conf * 0.6)
         elif first.rank is None and first.cause in ctx.library.fallbacks and notable.waiting(
-                [ln.text for ln in first.evidence] + list(first.traceback.exceptions if first.traceback else ())):
+                [ln.text for ln in evidence_lines] + list(first.traceback.exceptions if first.traceback else ())):
             printed = {n.line.rank for s in ctx.scans for n in s.notable if n.line.rank is not None}
             # Only in a job of several processes: a single process's reset connection names no rank.
             several = bool(_expected_ranks(ctx)) or any(

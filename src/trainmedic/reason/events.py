@@ -192,7 +192,9 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
             if is_precursor(library, m) or is_handled(library, m):
                 continue
             owner = _owner(tbs, m.line)
-            if owner is None:
+            # A launcher's teardown line run into an exception's message ("RuntimeError: ... Killing
+            # subprocess 53629") is the launcher's, not the exception's.
+            if owner is None or library.cause(m.cause).role == "teardown":
                 loose.append(m)
             else:
                 by_tb[owner].append(m)
