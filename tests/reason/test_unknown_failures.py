@@ -267,3 +267,14 @@ def test_a_silent_rank_beside_an_unclaimed_exception_is_the_suspect() -> None:
     d = Diagnoser().diagnose(Named("run.log", same + TB + b"frobnicate.LeaseLost: shard 3\n"))
     assert d.primary is not None and d.primary.id == "unclassified-failure/uncaught-exception"
     assert d.primary.rank == 0
+
+
+def test_the_shells_epitaph_for_any_fatal_signal_ends_the_run() -> None:
+    """bash's strsignal words, alone or in its job report, for signals no entry is about."""
+    for last in (b"Floating point exception (core dumped)\n",
+                 b"run.sh: line 12: 48121 Terminated              python train.py\n"):
+        d = Diagnoser().diagnose(Named("run.log", STEPS + last))
+        assert d.verdict == "failure" and d.primary is not None, last
+        assert d.primary.evidence[0].line == 6
+    calm = Diagnoser().diagnose(Named("run.log", STEPS + b"Terminated workers are restarted by the agent (max 3)\n"))
+    assert calm.verdict == "healthy"
