@@ -278,3 +278,18 @@ def test_the_shells_epitaph_for_any_fatal_signal_ends_the_run() -> None:
         assert d.primary.evidence[0].line == 6
     calm = Diagnoser().diagnose(Named("run.log", STEPS + b"Terminated workers are restarted by the agent (max 3)\n"))
     assert calm.verdict == "healthy"
+
+
+def test_error_lines_that_all_waited_point_at_rank_0_unless_rank_0_printed_one() -> None:
+    """Without its entry a collective timeout is error lines in words no fingerprint knows; their own words
+    say the rank that printed them was waiting."""
+    less = unknown.without(load_library(), "nccl-timeout")
+    steps = b"".join(b"[rank%d]: step 4 loss 1.0\n" % r for r in range(4))
+    waited = WATCHDOG.replace(b"{r}", b"2")
+    d = Diagnoser(less).diagnose(Named("all.log", steps + waited))
+    assert d.primary is not None and d.primary.id == "unclassified-failure/error-lines"
+    assert d.primary.rank == 0 and "waiting on another" in d.primary.why
+    # near miss: an error in words of its own stays with the rank that printed it
+    own = b"[rank2]: 2026-11-30 10:20:00,000 ERROR frobnicator lost its shard lease, giving up\n"
+    d = Diagnoser(less).diagnose(Named("all.log", steps + own))
+    assert d.primary is not None and d.primary.rank == 2

@@ -30,6 +30,7 @@ from trainmedic.model import (
     RankProgress,
     ScanResult,
     SummaryRecord,
+    Traceback,
     Verdict,
 )
 from trainmedic.reason import action, confidence, memory, notable, patterns, phase, templates
@@ -459,7 +460,22 @@ def _error_lines(ctx: Context, base: Diagnosis, progress: dict[int | None, RankP
         why = (f"no signature explains this run; it stopped with {len(lines)} error line(s) and they name rank "
                f"{rank} as the one the others waited for (first at {first.path}:{first.number})")
         primary = replace(primary, rank=rank, host=None, why=sentence(why))
+    elif first.rank != 0 and all(notable.waiting([n.line.text]) for n in top) and _rank_0_likeliest(ctx, None):
+        # Every quoted line says its process failed waiting on another: they are not the failure's own
+        # rank; rank 0 is the likeliest one they waited for.
+        why = (f"no signature explains this run; its error lines (first at {first.path}:{first.number}) say their "
+               f"processes failed waiting on another, and none names which; rank 0 printed none and is the one "
+               f"others most often wait for: look there first")
+        primary = replace(primary, rank=0, host=None, why=sentence(why))
     return replace(base, verdict="failure", primary=primary)
+
+
+def _rank_0_likeliest(ctx: Context, tb: Traceback | None) -> bool:
+    """In a job of several processes (ranks in the logs, or a torch.distributed frame), rank 0 printed
+    no error line: the rank others most often wait for is a lead (a single process names no rank)."""
+    printed = {n.line.rank for s in ctx.scans for n in s.notable if n.line.rank is not None}
+    several = bool(_expected_ranks(ctx)) or any("distributed" in f for f in (tb.frames if tb else ()))
+    return several and 0 not in printed
 
 
 def _silent_rank(ctx: Context, lines: Sequence[Notable]) -> int | None:
@@ -697,18 +713,15 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
             why_parts = [f"every rank but {rank} raised the same error no signature knows, and rank {rank} "
                          f"raised none: it is the one they waited for"]
             conf = confidence.clamp(conf * 0.6)
-        elif first.rank is None and first.cause in ctx.library.fallbacks and notable.waiting(
-                [ln.text for ln in evidence_lines] + list(first.traceback.exceptions if first.traceback else ())):
-            printed = {n.line.rank for s in ctx.scans for n in s.notable if n.line.rank is not None}
-            # Only in a job of several processes: a single process's reset connection names no rank.
-            several = bool(_expected_ranks(ctx)) or any(
-                "distributed" in f for f in (first.traceback.frames if first.traceback else ()))
-            if several and 0 not in printed:
-                # It failed waiting on another process and nothing names which: rank 0, the one that
-                # works alone, is the likeliest (a lead from real logs, as for a collective timeout).
-                rank, host = 0, None
-                why_parts.append("its own words say it failed waiting on another process, and no line names "
-                                 "which; rank 0 is the one others most often wait for: look there first")
+        elif first.rank != 0 and first.cause in ctx.library.fallbacks and notable.waiting(
+                [ln.text for ln in evidence_lines] + list(first.traceback.exceptions if first.traceback else ())
+        ) and _rank_0_likeliest(ctx, first.traceback):
+            # It failed waiting on another process and nothing names which: rank 0, the one that works
+            # alone, is the likeliest (a lead from real logs, as for a collective timeout).
+            who = "it" if first.rank is None else f"rank {first.rank}"
+            rank, host = 0, None
+            why_parts = [f"{who} failed waiting on another process, in words no signature knows, and no line "
+                         f"names which; rank 0 is the one others most often wait for: look there first"]
     primary = _finding(ctx, first.cause, confidence_=conf, rank=rank, host=host, time=first.time,
                        evidence=_evidence(evidence_lines), missing=missing, why="; ".join(why_parts))
     conf = primary.confidence  # calibrated: what the alternatives share is what it leaves
