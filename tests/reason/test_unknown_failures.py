@@ -293,3 +293,28 @@ def test_error_lines_that_all_waited_point_at_rank_0_unless_rank_0_printed_one()
     own = b"[rank2]: 2026-11-30 10:20:00,000 ERROR frobnicator lost its shard lease, giving up\n"
     d = Diagnoser(less).diagnose(Named("all.log", steps + own))
     assert d.primary is not None and d.primary.rank == 2
+
+
+def test_a_message_glued_to_a_progress_bar_is_the_same_message() -> None:
+    """tqdm draws without a newline: rank 1's timeout after rank 0's bar is still the one ranks 2-3 printed."""
+    from trainmedic.reason import notable
+    bar = "Class  Images  mAP@.5:  75% 24/32 [01:09<00:22,  2.83s/it]"
+    msg = "[E ProcessGroupNCCL.cpp:566] [Rank {}] Frobnicator gave up after 60000 ms"
+    assert notable.template(bar + msg.format(1)) == notable.template(msg.format(2))
+    assert notable.template("24/32 [01:09<00:22,  2.83s/it]") != notable.template(msg.format(2))  # a bar alone
+
+
+def test_a_rank_cut_off_inside_a_collective_was_waiting_there() -> None:
+    """Its traceback ends in torch.distributed's frames, with no exception line: it waited for the others."""
+    cut = (b"[rank3]: Traceback (most recent call last):\n"
+           b"[rank3]:   File \"train.py\", line 9, in <module>\n[rank3]:     dist.barrier()\n"
+           b"[rank3]:   File \"/usr/lib/python3/site-packages/torch/distributed/c10d_logger.py\", line 79, in wrapper\n"
+           b"[rank3]:     return func(*args, **kwargs)\n")
+    steps = b"".join(b"[rank%d]: step 4 loss 1.0\n" % r for r in range(4))
+    d = Diagnoser(unknown.without(load_library(), "nccl-timeout")).diagnose(Named("all.log", steps + cut))
+    assert d.primary is not None and d.primary.id == "unclassified-failure/uncaught-exception"
+    assert d.primary.rank == 0
+    # near miss: cut off in its own code, it stays the rank that printed it
+    own = cut.replace(b"torch/distributed/c10d_logger.py", b"frob/io.py")
+    d = Diagnoser(unknown.without(load_library(), "nccl-timeout")).diagnose(Named("all.log", steps + own))
+    assert d.primary is not None and d.primary.rank == 3

@@ -460,14 +460,21 @@ def _error_lines(ctx: Context, base: Diagnosis, progress: dict[int | None, RankP
         why = (f"no signature explains this run; it stopped with {len(lines)} error line(s) and they name rank "
                f"{rank} as the one the others waited for (first at {first.path}:{first.number})")
         primary = replace(primary, rank=rank, host=None, why=sentence(why))
-    elif first.rank != 0 and all(notable.waiting([n.line.text]) for n in top) and _rank_0_likeliest(ctx, None):
-        # Every quoted line says its process failed waiting on another: they are not the failure's own
-        # rank; rank 0 is the likeliest one they waited for.
-        why = (f"no signature explains this run; its error lines (first at {first.path}:{first.number}) say their "
-               f"processes failed waiting on another, and none names which; rank 0 printed none and is the one "
+    elif first.rank != 0 and notable.waiting([first.text]) and _rank_0_likeliest(ctx, None):
+        # The first error says its process failed waiting on another (what follows is how it went down):
+        # its rank is not the failure's own; rank 0 is the likeliest one it waited for.
+        why = (f"no signature explains this run; its first error line ({first.path}:{first.number}) says its "
+               f"process failed waiting on another, and no line names which; rank 0 printed none and is the one "
                f"others most often wait for: look there first")
         primary = replace(primary, rank=0, host=None, why=sentence(why))
     return replace(base, verdict="failure", primary=primary)
+
+
+def _cut_in_a_collective(tb: Traceback | None) -> bool:
+    """A traceback the log ends in, whose innermost frames are torch.distributed's: the rank was inside
+    a collective or a barrier, waiting for the others, when its output stopped."""
+    return tb is not None and tb.truncated and any(
+        "torch/distributed/" in f.replace("\\", "/") for f in tb.frames[-3:])
 
 
 def _rank_0_likeliest(ctx: Context, tb: Traceback | None) -> bool:
@@ -713,9 +720,9 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
             why_parts = [f"every rank but {rank} raised the same error no signature knows, and rank {rank} "
                          f"raised none: it is the one they waited for"]
             conf = confidence.clamp(conf * 0.6)
-        elif first.rank != 0 and first.cause in ctx.library.fallbacks and notable.waiting(
+        elif first.rank != 0 and first.cause in ctx.library.fallbacks and (notable.waiting(
                 [ln.text for ln in evidence_lines] + list(first.traceback.exceptions if first.traceback else ())
-        ) and _rank_0_likeliest(ctx, first.traceback):
+        ) or _cut_in_a_collective(first.traceback)) and _rank_0_likeliest(ctx, first.traceback):
             # It failed waiting on another process and nothing names which: rank 0, the one that works
             # alone, is the likeliest (a lead from real logs, as for a collective timeout).
             who = "it" if first.rank is None else f"rank {first.rank}"

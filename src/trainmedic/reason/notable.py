@@ -14,6 +14,7 @@ from trainmedic.model import Notable, RankProgress, ScanResult
 
 _VARYING = re.compile(r"0x[0-9a-fA-F]+|\d+")
 _RANK_PREFIX = re.compile(r"^(?:\[[A-Za-z]*\d*\]:? ?)+")
+_GLUED_BAR = re.compile(r"\d+/\d+ \[\d[\d:]*<[^\]\n]{0,60}\]")  # "24/32 [01:09<00:22,  2.83s/it]"
 # Words of a process that failed waiting on another: a timeout, a peer that closed or reset the connection,
 # a refused connection (the store's host not up). Such an error is where a rank stopped, not why: the
 # process it waited for is the suspect.
@@ -30,8 +31,13 @@ def waiting(texts: Sequence[str]) -> bool:
 
 
 def template(text: str) -> str:
-    """The line with what varies between repeats (numbers, addresses, rank prefixes) masked."""
-    return _VARYING.sub("#", _RANK_PREFIX.sub("", text.strip()))[:200]
+    """The line with what varies between repeats (numbers, addresses, rank prefixes) masked, and a
+    progress bar the message was glued to (tqdm draws without a newline) left out."""
+    text = _RANK_PREFIX.sub("", text.strip())
+    bar = _GLUED_BAR.search(text, 0, 600)
+    if bar is not None and bar.end() < len(text):
+        text = _RANK_PREFIX.sub("", text[bar.end():])
+    return _VARYING.sub("#", text)[:200]
 
 
 def _own(s: ScanResult) -> list[Notable]:
