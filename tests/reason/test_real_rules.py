@@ -623,3 +623,11 @@ def test_a_launchers_teardown_line_run_into_an_exception_is_not_the_exception() 
     """DeepSpeed's "Killing subprocess N" right after the exception line joins its message."""
     d = _diagnose("more6c-ds-stage3-test-partitioned-linear-2d")
     assert d.primary is not None and d.primary.id == "unclassified-failure/uncaught-exception"
+
+
+def test_the_dataloaders_own_wrapper_decides_an_ambiguous_line_it_carries() -> None:
+    """"CUDA error: initialization error" alone may be a broken driver; inside "Caught RuntimeError in
+    DataLoader worker process 0" it is CUDA used in a forked worker."""
+    d = _diagnose("more10b-cuda-init-error-pyg-neighborloader-gpu")
+    assert d.primary is not None and d.primary.id == "dataloader-worker-failure/cuda-in-forked-worker"
+    assert "cannot say why" not in d.primary.why

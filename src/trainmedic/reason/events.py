@@ -96,6 +96,7 @@ def _event(library: Library, matches: list[Match], tb: Traceback | None, order: 
 
     ranked = sorted(matches, key=lambda m: (-weight(m), m.line.number))
     best = ranked[0]
+    decided = False  # an ambiguous line the wrapper of its own entry gives its context
     # A wrapper ("Caught X in DataLoader worker process N") is judged by the known cause it wraps;
     # a cause that has a meaning of its own inside a worker (host memory -> the worker's OOM) takes it.
     if best.cause in library.wrappers:
@@ -104,12 +105,15 @@ def _event(library: Library, matches: list[Match], tb: Traceback | None, order: 
             if m.cause not in library.wrappers
             and library.cause(m.cause).role == "initiating"
             and m.cause not in library.fallbacks
-            and weight(m) >= 0.7
+            # weak alone, but the wrapper of its own entry is the context that decides it ("initialization
+            # error" inside "Caught RuntimeError in DataLoader worker process 0")
+            and (weight(m) >= 0.7 or m.cause.partition("/")[0] == best.cause.partition("/")[0])
         ] or [  # what it carries is another rank's failure (a collective's remote error): it is that echo
             m for m in ranked[1:]
             if m.cause not in library.wrappers and library.cause(m.cause).role == "cascade" and weight(m) >= 0.7
         ]
         if inner:
+            decided = weight(inner[0]) < 0.7  # only a line of the wrapper's own entry gets in below 0.7
             best = inner[0]
             inside = library.in_worker.get(best.cause)
             marks = library.worker_marks(inside.split("/")[0]) if inside else ()
@@ -156,7 +160,7 @@ def _event(library: Library, matches: list[Match], tb: Traceback | None, order: 
         path=first.path,
         line=first.number,
         weight=1.0 - miss,
-        ambiguous=bare or all(ambiguous(m) for m in same),
+        ambiguous=(bare or all(ambiguous(m) for m in same)) and not decided,
         evidence=evidence,
         traceback=tb,
         pid=pid,
