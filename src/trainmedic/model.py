@@ -113,6 +113,11 @@ class Cause:
     def full_id(self) -> str:
         return f"{self.entry_id}/{self.id}"
 
+    @property
+    def metric_shaped(self) -> bool:
+        """Read from a shape of the metric lines (reason/patterns.py), which needs no line of its own."""
+        return self.data_wait_share is not None or self.loss_jump is not None or self.loss_nonfinite
+
 
 @dataclass(frozen=True)
 class Symptom:

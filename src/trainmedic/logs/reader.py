@@ -151,11 +151,16 @@ def _decode(raw: bytes) -> str:
     return text.rstrip("\r\n")
 
 
+def _segment_start(raw: bytes, end_in_line: int) -> int:
+    """Where the carriage-return segment holding a match that ends at `end_in_line` starts."""
+    return raw.rfind(b"\r", 0, max(end_in_line - 1, 0)) + 1
+
+
 def _visible(raw: bytes, end_in_line: int) -> bytes:
     """The carriage-return segment of a tqdm-style line that holds the match."""
     if b"\r" not in raw:
         return raw
-    start = raw.rfind(b"\r", 0, max(end_in_line - 1, 0)) + 1
+    start = _segment_start(raw, end_in_line)
     stop = raw.find(b"\r", end_in_line)
     return raw[start : stop if stop >= 0 else len(raw)]
 
@@ -171,7 +176,7 @@ def _attributed(vis: bytes, path: str, lineno: int, file_rank: int | None,
 
 def _glued(line: Line, raw: bytes, vis: bytes, end_in_line: int) -> Line:
     """The line as evidence of the rank whose glued prefix holds the match (attribution.glued_rank)."""
-    seg_start = raw.rfind(b"\r", 0, max(end_in_line - 1, 0)) + 1 if len(vis) < len(raw) else 0
+    seg_start = _segment_start(raw, end_in_line) if len(vis) < len(raw) else 0
     glued = glued_rank(vis, end_in_line - seg_start)
     return line if glued is None else replace(line, rank=glued)
 

@@ -829,12 +829,9 @@ def _suspects(ctx: Context, events: list[Event], progress: dict[int | None, Rank
         # (or no line names its rank at all): rank 0 is the one
         # that works alone (checkpoints, evaluation, preprocessing, logging), and in real logs the
         # likeliest rank the others waited for. Named as a lead, not as a finding.
-        return [0], "likeliest"
+        # (said apart: a log in which no line names its rank at all)
+        return [0], "likeliest" if any(e.rank is not None for e in events) else "likeliest-unranked"
     return silent, "silent"
-
-
-def _reporting_ranks(events: list[Event]) -> set[int]:
-    return {e.rank for e in events if e.rank is not None}
 
 
 def _still_busy(progress: dict[int | None, RankProgress], first: Event) -> RankProgress | None:
@@ -911,9 +908,9 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
                    f"that failed to join them; its own log says why")
             missing.append(MissingFact(f"the log of rank {rank}",
                                        f"collect rank {rank}'s stderr (torchrun --log-dir, or --tee 3)"))
-        elif kind == "likeliest":
-            quiet0 = ("no line names the rank that printed it" if not _reporting_ranks(events) else
-                    "rank 0 reported no timeout of its own")
+        elif kind in ("likeliest", "likeliest-unranked"):
+            quiet0 = ("no line names the rank that printed it" if kind == "likeliest-unranked" else
+                      "rank 0 reported no timeout of its own")
             why = (f"every rank in these logs shows only collateral errors ({cause_id}) and no line says which rank "
                    f"stopped first; {quiet0}, and rank 0 is the rank others most often wait for (it alone saves "
                    f"checkpoints, evaluates and preprocesses): look there first")
@@ -969,7 +966,7 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
         missing.append(MissingFact("the logs of every rank and host of the job",
                                    "collect all ranks' stdout/stderr (torchrun --log-dir) and `dmesg -T` on each host"))
     missing.extend(m for m in _missing(ctx, cause_id) if m not in missing)
-    guess = kind == "likeliest"  # a lead from what real logs most often show, not from this log's lines
+    guess = kind.startswith("likeliest")  # a lead from what real logs most often show, not from this log's lines
     conf = confidence.hang(True) if cause_id == HANG else confidence.cascade_only(0 if guess else len(suspects))
     ev = _evidence(first.evidence)
     if kind == "exited" and rank is not None:

@@ -135,7 +135,7 @@ def entry_problems(entry: Entry, library: Library) -> list[str]:
     for c in entry.causes:
         parts = {"mechanism": c.mechanism, "fingerprints": c.fingerprints, "fix": c.fix,
                  "verify": c.verify, "prevention": c.prevention}
-        if c.loss_nonfinite or c.loss_jump or c.data_wait_share:
+        if c.metric_shaped:
             del parts["fingerprints"]  # read from the metric lines, not from a line of its own
         problems += [f"{where}: cause {c.id!r} has no {name!r}; add it" for name, v in parts.items() if not v]
         if c.id in RESERVED_IDS:
