@@ -7,25 +7,18 @@
 
 from __future__ import annotations
 
-import argparse
 import time
 from datetime import timedelta
 
 import torch
 from accelerate import Accelerator
 from accelerate.utils import InitProcessGroupKwargs
-from regression import Regression  # type: ignore[import-not-found]  # beside this script
+from regression import Regression, failure_parser  # type: ignore[import-not-found]  # beside this script
 from torch.utils.data import DataLoader
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--failure", choices=["none", "raise", "worker-kill", "hang"], default="none")
-    parser.add_argument("--fail-rank", type=int, default=1)
-    parser.add_argument("--fail-step", type=int, default=3)
-    parser.add_argument("--steps", type=int, default=8)
-    parser.add_argument("--timeout", type=float, default=15.0, help="process-group timeout, seconds")
-    args = parser.parse_args()
+    args = failure_parser(__doc__, ["raise", "worker-kill", "hang"]).parse_args()
     accelerator = Accelerator(
         cpu=True, kwargs_handlers=[InitProcessGroupKwargs(timeout=timedelta(seconds=args.timeout))]
     )

@@ -7,24 +7,18 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import time
 from datetime import timedelta
 
 import deepspeed
 import torch
-from regression import Regression  # type: ignore[import-not-found]  # beside this script
+from regression import Regression, failure_parser  # type: ignore[import-not-found]  # beside this script
 from torch.utils.data import DataLoader
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--failure", choices=["none", "worker-kill", "hang", "batch-config"], default="none")
-    parser.add_argument("--fail-rank", type=int, default=1)
-    parser.add_argument("--fail-step", type=int, default=3)
-    parser.add_argument("--steps", type=int, default=8)
-    parser.add_argument("--timeout", type=float, default=15.0, help="process-group timeout, seconds")
+    parser = failure_parser(__doc__, ["worker-kill", "hang", "batch-config"])
     parser.add_argument("--local_rank", type=int, default=-1)  # the launcher passes it
     args = parser.parse_args()
     deepspeed.init_distributed(dist_backend="gloo", timeout=timedelta(seconds=args.timeout))

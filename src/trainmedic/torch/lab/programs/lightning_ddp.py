@@ -16,7 +16,7 @@ from typing import Any
 import lightning as L
 import torch
 from lightning.pytorch.strategies import DDPStrategy
-from regression import Regression  # type: ignore[import-not-found]  # beside this script
+from regression import Regression, failure_parser  # type: ignore[import-not-found]  # beside this script
 from torch.utils.data import DataLoader
 
 
@@ -62,13 +62,8 @@ class ExportMetrics(L.Callback):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--failure", choices=["none", "raise", "worker-kill", "hang", "callback"], default="none")
-    parser.add_argument("--fail-rank", type=int, default=1)
-    parser.add_argument("--fail-step", type=int, default=3)
-    parser.add_argument("--steps", type=int, default=8)
+    parser = failure_parser(__doc__, ["raise", "worker-kill", "hang", "callback"])
     parser.add_argument("--devices", type=int, default=3)
-    parser.add_argument("--timeout", type=float, default=15.0, help="process-group timeout, seconds")
     args = parser.parse_args()
     torch.manual_seed(0)
     trainer = L.Trainer(

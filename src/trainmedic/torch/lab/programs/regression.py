@@ -5,6 +5,7 @@ Imported by the programs beside it (a script's own directory is first on sys.pat
 
 from __future__ import annotations
 
+import argparse
 import os
 import signal
 import time
@@ -30,3 +31,15 @@ class Regression(Dataset[tuple[torch.Tensor, torch.Tensor]]):
             os.kill(os.getpid(), signal.SIGKILL)
         gen = torch.Generator().manual_seed(index)
         return torch.randn(8, generator=gen), torch.randn(1, generator=gen)
+
+
+def failure_parser(doc: str | None, failures: list[str]) -> argparse.ArgumentParser:
+    """The options every framework program takes: which failure (or none), on which rank, at which step,
+    how many steps, and the process group's timeout (short, so a hang ends within a capture)."""
+    parser = argparse.ArgumentParser(description=doc)
+    parser.add_argument("--failure", choices=["none", *failures], default="none")
+    parser.add_argument("--fail-rank", type=int, default=1)
+    parser.add_argument("--fail-step", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=8)
+    parser.add_argument("--timeout", type=float, default=15.0, help="process-group timeout, seconds")
+    return parser
