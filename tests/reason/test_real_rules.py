@@ -631,3 +631,40 @@ def test_the_dataloaders_own_wrapper_decides_an_ambiguous_line_it_carries() -> N
     d = _diagnose("more10b-cuda-init-error-pyg-neighborloader-gpu")
     assert d.primary is not None and d.primary.id == "dataloader-worker-failure/cuda-in-forked-worker"
     assert "cannot say why" not in d.primary.why
+
+
+@pytest.mark.parametrize("case_id", [
+    "more7b-hang-lightning-ddp-checkpoint-pystack",  # pystack's frames, pasted without a header
+    "more7b-hang-hf-trainer-eval-nested-gather-stack",  # a periodic stack printer that indents nothing
+])
+def test_a_stack_with_neither_header_nor_exception_is_a_live_process_not_an_error(case_id: str) -> None:
+    """Python writes 'Traceback (most recent call last):' above every exception's frames and the
+    exception below them; frames with neither come from a stack printer (traceback.print_stack,
+    pystack, a hang watchdog) looking at a process that was alive: a stall, not an uncaught exception."""
+    d = _diagnose(case_id)
+    assert d.verdict == "hang" and d.primary is not None and d.primary.id == "training-hang/stalled-progress"
+    assert any("a stack dump, no error" in e.text for e in d.primary.evidence)
+
+
+def test_a_traceback_cut_before_its_exception_is_still_an_exception() -> None:
+    """Near-miss: with Python's header the frames are an exception's, whose line the log lost; and a
+    stack printed without indentation still ends in its exception when it has one."""
+    frames = ['  File "train.py", line 88, in train', "    loss = model(batch)",
+              '  File "model.py", line 12, in forward', "    x = self.fc(x)"]
+    d = Diagnoser().diagnose("\n".join(["step 3 loss 0.5", "Traceback (most recent call last):", *frames]).encode())
+    assert d.verdict == "failure" and d.primary is not None
+    assert d.primary.id == "unclassified-failure/uncaught-exception"
+    bare = ["Traceback (most recent call last):", 'File "train.py", line 88, in train', "loss = model(batch)",
+            'File "model.py", line 12, in forward', "x = self.fc(x)", "ZeroDivisionError: division by zero"]
+    d = Diagnoser().diagnose("\n".join(bare).encode() + b"\n")
+    assert d.verdict == "failure" and d.primary is not None
+    assert any("ZeroDivisionError" in e.text for e in d.primary.evidence), d.primary.evidence
+
+
+def test_horovod_shutdown_is_an_echo_and_mpirun_names_the_first_rank_to_exit() -> None:
+    """Rank 1's "Horovod has been shut down" only says another rank raised first; mpirun's "The first
+    process to do so was: Process name: [[50371,1],0]" names rank 0 (the last number is the rank)."""
+    d = _diagnose("more7c-uniter-horovod-rank0-oom-shutdown")
+    assert d.primary is not None and d.primary.rank == 0
+    assert d.primary.id != "unclassified-failure/uncaught-exception"
+    assert any(c.id == "peer-connection-lost/horovod-shut-down" and c.rank == 1 for c in d.collateral), d.collateral

@@ -98,9 +98,13 @@ def calibrate(dev: Sequence[Case]) -> Path:
         # A collateral-only answer with a lead to one rank keeps its low confidence (reason.engine): not measured.
         lead = library.cause(o.primary).role != "initiating" and o.rank is not None if o.primary else False
         if o.primary is not None and o.confidence is not None and not lead:
-            counts[o.primary][0] += 1
-            counts[o.primary][1] += int(o.top1_ok)
             pairs.append((o.confidence, o.top1_ok))
+            if o.primary not in library.fallbacks:
+                # A fallback's share right on dev says how well the dev split's gaps were filled (each
+                # wrong fallback answer there got its fingerprint), not how often it is right on new
+                # logs: it keeps the map's estimate, which every cause's answers set.
+                counts[o.primary][0] += 1
+                counts[o.primary][1] += int(o.top1_ok)
     lines = ["# Written by `make eval CALIBRATE=1` (python -m trainmedic.evaluate --calibrate); do not edit by hand.",
              "# cause: [answers, right] - how often this cause, given as the primary on the dev split of the",
              "# real-log corpus, was the answer the public thread arrived at.",

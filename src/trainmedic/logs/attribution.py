@@ -37,6 +37,7 @@ _LAUNCHER_RANK = re.compile(
     r"|\bprocess (\d{1,6}) terminated with (?:signal|exit code)"
     r"|\bsrun: error: [^:\n]{1,255}: task (\d{1,6}): Exited with exit code"  # srun's task number is the rank
     r"|\bnoticed that process rank (\d{1,6}) with PID"  # Open MPI's mpirun, PRRTE's prterun
+    r"|\bProcess name: \[\[\d{1,9},\d{1,9}\],(\d{1,6})\]"  # mpirun: "The first process to do so was:"
 )
 _MESSAGE_RANK = re.compile(
     r"\b(?:for|on) rank (\d{1,6})\b"  # DDP: "did not receive grad for rank 2"

@@ -39,6 +39,7 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
     prefixed = None  # whether this traceback's lines carry a rank prefix
     interrupted = False
     message_lines = 0
+    bare_frame = False  # the last line was a frame line printed without indentation, its source not yet seen
     for idx, raw in enumerate(lines):
         text = _text(raw)
         att = split_prefix(text)
@@ -63,6 +64,14 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
             if body.startswith((" ", "\t")) or stripped.startswith(("^", "~")):
                 frames.append(stripped)
                 last = first_line + idx
+                bare_frame = False
+                continue
+            if bare_frame and not _EXCEPTION_LINE.match(stripped):
+                # A stack printer that indents nothing ("trainer.train()" under its unindented
+                # 'File "...", line N, in <module>'): the frame's source line, not an exception.
+                frames.append(stripped)
+                last = first_line + idx
+                bare_frame = False
                 continue
             if stripped.startswith("Traceback (most recent call last):"):
                 # A second header before any exception line: this traceback was cut there, and the
@@ -79,6 +88,7 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
                 # File "train.py", line 167, in main"): still a frame, not the exception.
                 frames.append(stripped)
                 last = first_line + idx
+                bare_frame = stripped.startswith('File "')
                 continue
             exceptions.append(stripped)
             last = first_line + idx
@@ -114,12 +124,16 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
     if not exceptions and not ((interrupted or cut) and frames):
         return None
     interrupted = interrupted or any(e.startswith("KeyboardInterrupt") for e in exceptions[-1:])
+    # Neither Python's header nor an exception: frames a stack printer wrote (traceback.print_stack,
+    # pystack, a periodic stack logger) of a process that was alive, not an error it raised.
+    sample = headless and not exceptions
     return Traceback(path, first_line, last, rank, tuple(frames[-60:]), tuple(exceptions), interrupted,
-                     truncated=not exceptions)
+                     truncated=not exceptions, dump=sample)
 
 
 _GLUED_FRAME = re.compile(r'File "[^"\n]{1,1000}", line \d{1,9}, in ')
 _EXCEPTION_START = re.compile(r"[A-Za-z_][\w.]{0,200}: ")  # "RuntimeError: ... File "code.py", line 3, in f"
+_EXCEPTION_LINE = re.compile(r"[A-Za-z_][\w.]{0,200}(?::|$)")  # "KeyError: 'x'", "KeyboardInterrupt"
 
 
 # py-spy's frame lines: "    get (queue.py:170)", "    __next__ (torch/utils/data/dataloader.py:631)"

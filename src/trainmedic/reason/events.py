@@ -18,6 +18,7 @@ _PID = re.compile(
 
 _FRAME_FUNCTION = re.compile(r'(?:File "([^"]*)", line \d+, )?in ([A-Za-z_][A-Za-z0-9_]*)$')
 UNCAUGHT = "unclassified-failure/uncaught-exception"  # a traceback no fingerprint explains
+STALL = "training-hang/stalled-progress"  # a stack sample of a live process, in no known wait
 
 
 def waiting_event(library: Library, tb: Traceback, order: int) -> Event | None:
@@ -61,6 +62,15 @@ def cut_event(library: Library, tb: Traceback, order: int) -> Event | None:
         return None
     return _stack_event(library.cause(UNCAUGHT), tb, f"a traceback the log ends in, last frame: {tb.frames[-1][:300]}",
                         "cut-traceback", 0.3, ambiguous=True, order=order)
+
+
+def sample_event(library: Library, tb: Traceback, order: int) -> Event | None:
+    """A stack a printer wrote of a live process (no header, no exception) in no function the library
+    knows as a wait: the process was alive and somewhere it should not stay, a stall, not an error."""
+    if STALL not in library.cause_ids:
+        return cut_event(library, tb, order)
+    return _stack_event(library.cause(STALL), tb, f"a stack dump, no error: the process was in {tb.frames[-1][:300]}",
+                        "stack-sample", 0.25, ambiguous=True, order=order)
 
 
 def exception_event(library: Library, tb: Traceback, order: int) -> Event | None:
@@ -229,7 +239,8 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
                 event: Event | None = _event(library, ms, tb, order, contexts=scan.contexts)
             elif tb.first_line in stall_at:
                 stalled = stall_at[tb.first_line]
-                event = replace(stalled, order=order) if stalled is not None else cut_event(library, tb, order)
+                event = (replace(stalled, order=order) if stalled is not None
+                         else sample_event(library, tb, order) if tb.dump else cut_event(library, tb, order))
             else:
                 event = exception_event(library, tb, order)
             if event is not None and tb is not None and event.cause in library.fallbacks:
