@@ -183,6 +183,17 @@ def test_a_traceback_pasted_without_its_header_is_still_read() -> None:
     assert d.primary is not None and d.primary.id == "dataloader-worker-failure/worker-hang"
 
 
+def test_a_headless_traceback_with_launcher_prefixes_is_read_as_that_ranks() -> None:
+    """torch >= 2.2 prefixes each line with "[rankN]:": a fragment quoted from its first frame, ending in
+    a bare StopIteration, is still an exception that ended rank 24 (not a healthy run)."""
+    d = _diagnose("more4-ms-swift-megatron-dpo-stopiteration")
+    assert d.verdict == "failure" and d.primary is not None and d.primary.rank == 24
+    assert any("StopIteration" in e.text for e in d.primary.evidence)
+    # near-miss: a frame-like line in a message is no traceback
+    d = Diagnoser().diagnose(b'[rank3]: step 10 loss 0.4 (see File "train.py", line 3, in main)\n')
+    assert d.verdict == "healthy"
+
+
 def test_frames_inside_a_traceback_do_not_start_another() -> None:
     log = (b"Traceback (most recent call last):\n"
            b'  File "train.py", line 3, in <module>\n    main()\n'
