@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from tests.helpers import diagnose_with
+from trainmedic.api import Diagnoser
+from trainmedic.catalog import load_library
 
 FDS = "[rank1]: [trainmedic] guard: fds-near-limit pid=4711 process=main open=231 limit=256 percent=90 sharing_strategy=file_descriptor"
 EXITED = "[rank1]: RuntimeError: DataLoader worker (pid(s) 4712) exited unexpectedly"
@@ -15,8 +19,11 @@ def test_warning_alone_is_healthy_but_reported() -> None:
 
 
 def test_warning_before_an_ambiguous_death_lifts_the_cause_it_warned_about() -> None:
-    plain = diagnose_with(f"{EXITED}\n".encode())
-    warned = diagnose_with(f"{FDS}\n{EXITED}\n".encode())
+    # The evidence's own confidences (no calibration): a primary the corpus calibrates to near
+    # certainty would leave the alternatives nothing to share either way.
+    raw = dataclasses.replace(load_library(), calibration={}, raw_map=())
+    plain = Diagnoser(raw, backend="python", parallel=False).diagnose(f"{EXITED}\n".encode()).to_json()
+    warned = Diagnoser(raw, backend="python", parallel=False).diagnose(f"{FDS}\n{EXITED}\n".encode()).to_json()
     assert plain["primary"]["id"] == warned["primary"]["id"] == "dataloader-worker-failure/worker-exited"
     conf = {a["id"]: a["confidence"] for a in warned["alternatives"]}
     before = {a["id"]: a["confidence"] for a in plain["alternatives"]}
