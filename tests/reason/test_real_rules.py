@@ -679,3 +679,15 @@ def test_horovod_shutdown_is_an_echo_and_mpirun_names_the_first_rank_to_exit() -
     assert d.primary is not None and d.primary.rank == 0
     assert d.primary.id != "unclassified-failure/uncaught-exception"
     assert any(c.id == "peer-connection-lost/horovod-shut-down" and c.rank == 1 for c in d.collateral), d.collateral
+
+
+def test_an_exception_message_under_its_prefixed_header_is_that_ranks() -> None:
+    """DeepSpeed raises ZeRORuntimeException with a message that starts on the next line; the launcher
+    prefixed only the header ("[rank0]: ...ZeRORuntimeException:"), so the matched line is rank 0's."""
+    d = _diagnose("fw-ds-qwen-vl-dp-4-to-8")
+    assert d.primary is not None and d.primary.rank == 0
+    # near-miss: a prefixed line that is a sentence, not an exception header, lends no rank
+    log = (b"[rank0]: Epoch 3 summary follows:\n"
+           b"The checkpoint being loaded used a DP world size of 4 but the current world size is 8.\n")
+    d = Diagnoser().diagnose(log)
+    assert d.primary is not None and d.primary.rank is None

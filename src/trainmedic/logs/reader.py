@@ -181,6 +181,19 @@ def _glued(line: Line, raw: bytes, vis: bytes, end_in_line: int) -> Line:
     return line if glued is None else replace(line, rank=glued)
 
 
+def _continued(line: Line, block: bytes, start: int) -> Line:
+    """An unprefixed line under a prefixed exception header whose message starts on the next line
+    ("[rank0]: deepspeed...ZeRORuntimeException:" then "The checkpoint being loaded used ..."): the
+    message is that rank's (the prefixer marked only the message's first line)."""
+    above = block[block.rfind(b"\n", 0, start - 1) + 1 : start - 1]
+    if b"]" not in above[:40]:
+        return line
+    att = split_prefix(_decode(above[:2000]))
+    if att.rank is None or not att.rest.rstrip().endswith(":") or " " in att.rest.strip():
+        return line
+    return replace(line, rank=att.rank, host=line.host or att.host)
+
+
 def _lines_from(buf: bytes, pos: int, limit: int) -> Iterator[bytes]:
     """Lines of `buf` starting at `pos`, at most `limit` of them."""
     n = 0
@@ -425,6 +438,8 @@ class Reader:
             line, _ = _attributed(vis, path, lineno, file_rank, file_host)
             if b"]:" in vis[1:]:
                 line = _glued(line, raw, vis, end - start)
+            if line.rank is None and start:
+                line = _continued(line, block, start)
             if line.rank is not None:
                 result.ranks.add(line.rank)
                 result.seen_ranks.setdefault(pattern.key, set()).add(line.rank)
