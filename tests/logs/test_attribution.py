@@ -89,6 +89,11 @@ def test_ranks_named_by_launchers_and_messages() -> None:
     assert rank_in_text("Parameter indices which did not receive grad for rank 2: 362 363") == 2
     assert rank_in_text("RuntimeError: [2]: params[4] in this process with sizes [243, 256] appears not to match") == 2
     assert rank_in_text("step 200 loss 0.5 rank-wise balanced") is None
+    # NCCL's proxy thread names its own rank; mpirun's first failed process is the last number
+    proxy = "node1:22337:22453 [6] proxy.cc:1097 NCCL WARN [Proxy Service 14] Failed to execute operation Connect"
+    assert rank_in_text(proxy) == 14
+    assert launcher_rank("  Process name: [[50371,1],3]") == 3
+    assert launcher_rank("  Process name: worker-3") is None
 
 
 def test_a_timestamp_before_the_rank_prefix() -> None:

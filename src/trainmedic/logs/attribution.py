@@ -43,6 +43,7 @@ _MESSAGE_RANK = re.compile(
     r"\b(?:for|on) rank (\d{1,6})\b"  # DDP: "did not receive grad for rank 2"
     r"|\[(?:[Rr]ank ?|default)(\d{1,6})\]"  # NCCL's "[Rank 2]", a prefix pushed off the line start
     r"|(?:Error|Exception): \[(\d{1,6})\]: "  # DDP's parameter check: "RuntimeError: [2]: params[4] ..."
+    r"|\[Proxy Service (\d{1,6})\] Failed"  # NCCL's proxy thread of that rank failed an operation
 )
 
 _FILE_RANK = (
