@@ -691,3 +691,15 @@ def test_an_exception_message_under_its_prefixed_header_is_that_ranks() -> None:
            b"The checkpoint being loaded used a DP world size of 4 but the current world size is 8.\n")
     d = Diagnoser().diagnose(log)
     assert d.primary is not None and d.primary.rank is None
+
+
+def test_a_launcher_line_a_logging_handler_reflowed_still_names_the_rank_that_exited() -> None:
+    """accelerate's rich handler wraps torch elastic's "failed (exitcode: 1) local_rank: 5 (pid: 22) of
+    binary: ..." so that no fingerprint matches it (format: torch/distributed/elastic/multiprocessing/
+    api.py); its words still name the rank that exited on its own while the others got SIGTERM."""
+    sigterms = [f" WARNING  Sending process {p} closing signal SIGTERM         api.py:699" for p in (14, 15, 16)]
+    failed = [" ERROR    failed (exitcode: 1) local_rank: 5 (pid: 22) of  api.py:673", " binary: /opt/conda/bin/python "]
+    d = Diagnoser().diagnose("\n".join([*sigterms, *failed]).encode() + b"\n")
+    assert d.primary is not None and d.primary.rank == 5, d.primary
+    d = Diagnoser().diagnose("\n".join(sigterms).encode() + b"\n")  # near-miss: SIGTERM names no culprit
+    assert d.primary is None or d.primary.rank != 5

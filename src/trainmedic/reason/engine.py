@@ -140,14 +140,17 @@ def _failed_ranks(events: list[Event]) -> set[int]:
     """Ranks the launcher reports as failed on their own (not stopped by it). Only the launcher's own
     report counts (whatever cause its line was matched as): a cascade's "on rank 3" names the rank
     that waited, not the one that failed."""
+    return _failed_in([ln for e in events for ln in e.evidence[:4]])
+
+
+def _failed_in(lines: Sequence[Line]) -> set[int]:
     out: set[int] = set()
-    for e in events:
-        for ln in e.evidence[:4]:
-            if "SIGTERM" in ln.text or "exitcode: -15" in ln.text:
-                continue
-            r = launcher_rank(ln.text)
-            if r is not None:
-                out.add(r)
+    for ln in lines:
+        if "SIGTERM" in ln.text or "exitcode: -15" in ln.text:
+            continue
+        r = launcher_rank(ln.text)
+        if r is not None:
+            out.add(r)
     return out
 
 
@@ -792,8 +795,10 @@ def _suspects(ctx: Context, events: list[Event], progress: dict[int | None, Rank
             return no_file, "missing"
     # A rank that exited on its own (not by the launcher's SIGTERM) and printed no timeout of its own.
     timed_out = {e.rank for e in cascades if e.rank is not None}
-    own_exit = sorted(({r.rank for r in records if r.exitcode not in (None, -15, 0)} | _failed_ranks(events))
-                      - timed_out)
+    # (also a launcher line no fingerprint matched: a logging handler wrapped or reflowed it)
+    launcher_lines = [n.line for n in notable.every(ctx.scans) if launcher_rank(n.line.text) is not None]
+    own_exit = sorted(({r.rank for r in records if r.exitcode not in (None, -15, 0)} | _failed_ranks(events)
+                       | _failed_in(launcher_lines)) - timed_out)
     if own_exit:
         return own_exit, "exited"
     lines = [ln for e in cascades for ln in e.evidence[:4]]
