@@ -367,6 +367,9 @@ class RankProgress:
     # (line, text, metric lines since) where the loss turned NaN or Inf, when no finite loss came after:
     # the run went on computing nothing from there.
     nonfinite: tuple[int, str, int] | None = None
+    # Lines where its step or epoch rose over its previous progress line (the last RISES_KEPT): an error
+    # before one of them did not end the run.
+    rises: tuple[int, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {"rank": self.rank, "step": self.step, "path": self.path, "line": self.line, "text": self.text}
@@ -448,7 +451,8 @@ class ScanResult:
             summaries=tuple(replace(r, path=at(r.path), line=num(r.line)) for r in self.summaries),
             progress={k: replace(p, path=at(p.path), line=num(p.line),
                                  spike=(num(p.spike[0]), p.spike[1], p.spike[2]) if p.spike else None,
-                                 nonfinite=(num(p.nonfinite[0]), *p.nonfinite[1:]) if p.nonfinite else None)
+                                 nonfinite=(num(p.nonfinite[0]), *p.nonfinite[1:]) if p.nonfinite else None,
+                                 rises=tuple(num(n) for n in p.rises))
                       for k, p in self.progress.items()},
             last_line_rank={k: num(v) for k, v in self.last_line_rank.items()},
             notable=tuple(replace(n, line=line(n.line)) for n in self.notable),

@@ -378,9 +378,11 @@ def test_an_oom_the_framework_caught_and_skipped_is_not_the_failure() -> None:
     d = _diagnose("more6a-healthy-fairseq-fconv-oom-skipping-batch")
     assert d.verdict == "healthy", d.primary
     assert any("handled by the framework" in n for n in d.notes)
-    # The same OOM without the framework's note, or with no progress after it, is the failure.
+    # The same OOM without the framework's note is the failure when the later step may be another
+    # process's (a job of several processes whose lines carry no rank), or with no progress after it.
     oom = "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 15.78 GiB total capacity)"
-    assert Diagnoser().diagnose(f"step 1 loss 0.5\n{oom}\nstep 2 loss 0.4\n".encode()).verdict == "failure"
+    several = f"world_size=2\nstep 1 loss 0.5\n{oom}\nstep 2 loss 0.4\n"
+    assert Diagnoser().diagnose(several.encode()).verdict == "failure"
     skipped = f"step 1 loss 0.5\n{oom}\n| WARNING: ran out of memory on GPU #0, skipping batch\n"
     assert Diagnoser().diagnose(skipped.encode()).verdict == "failure"
 
@@ -703,3 +705,18 @@ def test_a_launcher_line_a_logging_handler_reflowed_still_names_the_rank_that_ex
     assert d.primary is not None and d.primary.rank == 5, d.primary
     d = Diagnoser().diagnose("\n".join(sigterms).encode() + b"\n")  # near-miss: SIGTERM names no culprit
     assert d.primary is None or d.primary.rank != 5
+
+
+def test_an_error_after_which_the_step_rose_did_not_end_the_run() -> None:
+    """FreeVC printed a worker segfault near an epoch's end and went on to the next epoch: the error
+    did not end the run. Near-misses: a scheduler's cancel that Lightning's SIGTERM bypass outlived by
+    a few steps still ended it; the same segfault with no later rise of the step is the failure."""
+    d = _diagnose("more7b-healthy-freevc-worker-segfault-epoch-continues")
+    assert d.verdict == "healthy", d.primary
+    assert any("training went on after it" in n for n in d.notes)
+    d = _diagnose("mr-lightning-slurm-time-limit")
+    assert d.primary is not None and d.primary.id == "scheduler-termination/time-limit"
+    log = ("INFO:freevc:Train Epoch: 1515 [70%]\nERROR: Unexpected segmentation fault encountered in worker.\n"
+           "INFO:freevc:Train Epoch: 1515 [70%]\n")
+    d = Diagnoser().diagnose(log.encode())
+    assert d.primary is not None and d.primary.id == "dataloader-worker-failure/worker-segfault"

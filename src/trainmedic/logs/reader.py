@@ -56,6 +56,7 @@ HEAD_SAMPLE = 4 * 1024  # bytes at the start of each sampling region whose line 
 SAMPLE_EVERY = 4 << 20  # sampling regions, fixed in file offsets
 BEHIND = 64 * 1024  # how far back a summary record may look for its host and time
 WARNING_SPAN = 3  # lines after a warning that still belong to its message
+RISES_KEPT = 16  # per rank, the last lines where its step rose (model.RankProgress.rises)
 PROGRESS_LINES = 256  # progress lines of the tail read per rank (the last ones)
 _DONE_PIDS = frozenset(i for i, p in enumerate(PROGRESS) if p.kind == "done")
 MAX_CHECKPOINTS = 200  # the latest checkpoint lines kept per input (a resume point is among the last)
@@ -721,8 +722,11 @@ def _metrics(prev: RankProgress | None, now: RankProgress, text: str) -> RankPro
                 spike = (now.line, now.text, ratio)
         loss_min = loss if loss_min is None else min(loss_min, loss)
         loss_last, losses = loss, losses + 1
+    rises = prev.rises if prev else ()
+    if prev is not None and prev.step is not None and now.step is not None and now.step > prev.step:
+        rises = (*rises[-(RISES_KEPT - 1):], now.line)
     return RankProgress(now.rank, now.step, now.path, now.line, now.text, data_time, step_time, timed,
-                        loss_min, loss_last, losses, spike, first_meters, nonfinite)
+                        loss_min, loss_last, losses, spike, first_meters, nonfinite, rises)
 
 
 class ScanState:

@@ -403,6 +403,14 @@ def _verdict(ctx: Context) -> Diagnosis:
             f"warning at {_where(e)} ({e.cause}); "
             + ("training went on" if _progress_after(ctx, e) else "a stronger signal explains the failure")
             for e in weak[:5])))
+    # An error after which its process trained on (a later line of its rank shows the step or epoch
+    # rising) did not end the run: a note, not the failure.
+    went_on = [e for e in initiating if _went_on(ctx, e)]
+    if went_on:
+        initiating = [e for e in initiating if e not in went_on]
+        base = replace(base, notes=(*base.notes, *(
+            f"error at {_where(e)} ({e.cause}); training went on after it (its step rose later)"
+            for e in went_on[:5])))
     if initiating and _recovered(ctx, initiating, collateral_events):
         return replace(base, notes=(*base.notes, *(
             f"handled error at {_where(e)} ({e.cause}); training went on and finished" for e in initiating[:5]
@@ -586,6 +594,25 @@ def _progress_after(ctx: Context, e: Event) -> bool:
     tqdm prints one more time while the process exits, is no progress)."""
     return any(p.path == e.path and p.line > e.line and (e.rank is None or p.rank in (e.rank, None))
                and p.step != 0 for s in ctx.scans for p in s.progress.values())
+
+
+def _went_on(ctx: Context, e: Event) -> bool:
+    """Its rank's step rose after the event's last line (the last line of the same cause by that rank):
+    the process trained on. Only for an error raised inside the process: a stop from outside (the
+    scheduler's cancel, the launcher's teardown, a kill) lands when the signal does, and a process that
+    catches SIGTERM prints a few more steps first; nor for a cause read from the metrics (a NaN loss
+    goes on printing steps)."""
+    cause = ctx.library.cause(e.cause)
+    if (cause.metric_shaped or ctx.library.entry(cause.entry_id).category == "launcher" or cause.kill_record
+            or e.cause in ctx.library.kills or (e.cause in ctx.library.fallbacks and e.traceback is None)):
+        return False
+    if e.rank is None and any(s.ranks or any(w > 1 for w in s.world_sizes) for s in ctx.scans):
+        return False  # unprefixed lines of several processes: the steps may well be another process's
+    last = max((m.line.number for s in ctx.scans if s.path == e.path for m in s.matches
+                if m.cause == e.cause and m.line.rank == e.rank), default=e.line)
+    last = max(last, e.traceback.last_line if e.traceback is not None else e.line)
+    return any(p.path == e.path and p.rank == e.rank and any(n > last for n in p.rises)
+               for s in ctx.scans for p in s.progress.values())
 
 
 def _recovered(ctx: Context, initiating: list[Event], collateral: list[Event]) -> bool:
