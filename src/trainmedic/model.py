@@ -370,6 +370,7 @@ class RankProgress:
     # Lines where its step or epoch rose over its previous progress line (the last RISES_KEPT): an error
     # before one of them did not end the run.
     rises: tuple[int, ...] = ()
+    epoch: int | None = None  # the epoch its line names besides the step ("Epoch 3: 41/49 [...]", "epoch=7/10")
 
     def to_json(self) -> dict[str, Any]:
         return {"rank": self.rank, "step": self.step, "path": self.path, "line": self.line, "text": self.text}

@@ -720,3 +720,21 @@ def test_an_error_after_which_the_step_rose_did_not_end_the_run() -> None:
            "INFO:freevc:Train Epoch: 1515 [70%]\n")
     d = Diagnoser().diagnose(log.encode())
     assert d.primary is not None and d.primary.id == "dataloader-worker-failure/worker-segfault"
+
+
+def test_later_epochs_after_a_worker_error_and_a_destructors_glued_note_are_a_run_that_went_on() -> None:
+    """pytorch-ts: a worker killed by SIGABRT, then epochs 7, 8 and 9 of 10 each complete their bar
+    (49/49; the epoch rises in the bar's postfix), and the iterator's destructor's "Exception ignored
+    in:" is glued after the last bar. The bars are the run going on, not the exception's message."""
+    d = _diagnose("more12b-ok-pytorch-ts-worker-aborted-epochs-continue")
+    assert d.verdict == "healthy", d.primary
+    [scan] = Diagnoser(parallel=False).scan(Named("a.log", _case("more12b-ok-pytorch-ts-worker-aborted-epochs-continue")
+                                                  .log.encode()))
+    assert scan.tracebacks[0].exceptions[-1].endswith("is killed by signal: Aborted.")
+    assert scan.tracebacks[1].ignored
+    # near-miss: the same bar at the same epoch after the error is no progress
+    log = ("RuntimeError: DataLoader worker (pid 39662) is killed by signal: Aborted.\n"
+           "100%|##########| 49/49 [00:08<00:00,  5.65it/s, epoch=7/10, avg_loss=3.96]\n")
+    head = "100%|##########| 49/49 [00:08<00:00,  5.65it/s, epoch=7/10, avg_loss=3.96]\n"
+    d = Diagnoser().diagnose((head + log).encode())
+    assert d.verdict == "failure"

@@ -406,7 +406,7 @@ class Reader:
                         # and went on; the exception did not end the run.
                         above = _lines_before(buf, at, 1)
                         said = split_prefix(_decode(above[0])).rest.lstrip() if above else ""
-                        if said.startswith("Exception ignored"):
+                        if said.startswith("Exception ignored") or "Exception ignored in: " in said:
                             tb = replace(tb, ignored=True)
                         elif said.startswith("Exception in thread "):
                             tb = replace(tb, thread=True)
@@ -580,7 +580,8 @@ class Reader:
             prev = result.progress.get(rank)
             number = lines.number(start)
             if prev is None or prev.line <= number:
-                now = RankProgress(rank, step, path, number, att.rest.strip()[:300])
+                em = _EPOCH.search(att.rest)
+                now = RankProgress(rank, step, path, number, att.rest.strip()[:300], epoch=int(em[1]) if em else None)
                 result.progress[rank] = _metrics(prev, now, att.rest[:2000])
         self._notable(lines, result, file_rank)
         self._markers(lines, result, file_rank)
@@ -723,10 +724,17 @@ def _metrics(prev: RankProgress | None, now: RankProgress, text: str) -> RankPro
         loss_min = loss if loss_min is None else min(loss_min, loss)
         loss_last, losses = loss, losses + 1
     rises = prev.rises if prev else ()
-    if prev is not None and prev.step is not None and now.step is not None and now.step > prev.step:
+    if prev is not None and _rose(prev, now):
         rises = (*rises[-(RISES_KEPT - 1):], now.line)
     return RankProgress(now.rank, now.step, now.path, now.line, now.text, data_time, step_time, timed,
-                        loss_min, loss_last, losses, spike, first_meters, nonfinite, rises)
+                        loss_min, loss_last, losses, spike, first_meters, nonfinite, rises, now.epoch)
+
+
+def _rose(prev: RankProgress, now: RankProgress) -> bool:
+    """A later epoch, or a later step of the same epoch (a bar that restarts at 0 each epoch)."""
+    if prev.epoch is not None and now.epoch is not None and now.epoch != prev.epoch:
+        return now.epoch > prev.epoch
+    return prev.step is not None and now.step is not None and now.step > prev.step
 
 
 class ScanState:

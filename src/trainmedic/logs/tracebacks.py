@@ -16,6 +16,9 @@ MAX_OWN_LINES = 800
 MAX_MESSAGE_LINES = 5  # lines an exception's own message may run on for ("Last error:\nDuplicate GPU ...")
 # A line that starts a new record (a log line, another traceback) ends an exception's message.
 _RECORD = re.compile(r"\[|\d{4}-\d\d-\d\d|[IWEF]\d{4} |Traceback|During handling|The above exception|[A-Z][A-Z]+[: ]")
+# A progress bar's redraw ("100%|████| 49/49 [00:08<00:00, ...]") is the run going on, never the rest of
+# an exception's message.
+_PROGRESS_BAR = re.compile(r"\d+/\d+ \[\d[\d:]*<")
 _CHAIN = ("The above exception was the direct cause", "During handling of the above exception")
 # multiprocessing's header for a child that raised ("Process Process-19:", "Process SpawnProcess-1:",
 # "Process ForkPoolWorker-3:"): another process's line, interleaved with this traceback, never its exception.
@@ -103,7 +106,7 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
             elif not stripped:
                 continue
             elif body.startswith("\t") or (message_lines < MAX_MESSAGE_LINES and not _RECORD.match(stripped)
-                                            and not body.startswith(" ")):
+                                            and not body.startswith(" ") and not _PROGRESS_BAR.search(stripped)):
                 # The exception's message runs on (NCCL's "Last error:" detail, a wrapped assertion).
                 exceptions[-1] = f"{exceptions[-1]} {stripped}"[:4000]
                 message_lines += 1
