@@ -176,3 +176,21 @@ def test_a_malformed_calibration_file_is_refused_saying_why(tmp_path: Path, text
     (lib / "calibration.yaml").write_text(text)
     with pytest.raises(LibraryError, match=says):
         load_library(lib)
+
+
+def test_a_cause_read_after_the_finish_and_the_stops_that_name_it_agree() -> None:
+    """training-hang/exit-hang has no line of its own: the scheduler's stops name it (finished_as). One
+    without the other is refused, so neither can silently stop being read."""
+    import dataclasses
+
+    from trainmedic.catalog import _check_links
+
+    lib = load_library()
+    hang = lib.cause("training-hang/exit-hang")
+    assert hang.after_finish and not hang.fingerprints and hang.lineless
+    assert lib.cause("scheduler-termination/time-limit").finished_as == hang.full_id
+    entries = list(lib.entries)
+    sched = next(e for e in entries if e.id == "scheduler-termination")
+    cut = dataclasses.replace(sched, causes=tuple(dataclasses.replace(c, finished_as=None) for c in sched.causes))
+    with pytest.raises(LibraryError, match="no cause names it"):
+        _check_links([cut if e is sched else e for e in entries])

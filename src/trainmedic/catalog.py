@@ -165,6 +165,13 @@ class Library:
 def _check_links(entries: list[Entry]) -> None:
     ids = {e.id for e in entries}
     causes = {c.full_id for e in entries for c in e.causes}
+    after_finish = {c.full_id for e in entries for c in e.causes if c.after_finish}
+    finished_targets = {c.finished_as for e in entries for c in e.causes if c.finished_as}
+    for target in sorted(finished_targets - after_finish):
+        if target in causes:
+            raise LibraryError(f"{target}: named by finished_as, so it needs after_finish: true")
+    for cid in sorted(after_finish - finished_targets):
+        raise LibraryError(f"{cid}: after_finish, but no cause names it as its finished_as")
     seen: dict[str, str] = {}
     for e in entries:
         for name in (e.id, *e.aliases):
@@ -189,7 +196,7 @@ def _check_links(entries: list[Entry]) -> None:
                 raise LibraryError(f"{c.full_id}: otherwise_context only refines needs_context")
             for key, target in (("confirmed_as", c.confirmed_as), ("in_worker", c.in_worker),
                                 ("otherwise", c.otherwise), ("stranded_as", c.stranded_as),
-                                ("bottomed_as", c.bottomed_as)):
+                                ("bottomed_as", c.bottomed_as), ("finished_as", c.finished_as)):
                 if target is not None and target not in causes:
                     raise LibraryError(f"{c.full_id}: {key} names unknown cause {target!r}")
         cids = [c.id for c in e.causes]

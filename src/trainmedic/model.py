@@ -90,6 +90,8 @@ class Cause:
     # Its warnings say the scale could not be lowered ("Attempted loss scale: 1, reducing to 1"): the
     # scaler sits at its minimum, which is `bottomed_as`.
     bottomed_as: str | None = None
+    finished_as: str | None = None  # this stop, after the run said training finished, is that cause
+    after_finish: bool = False  # named by another cause's finished_as: a stop that outlived the work
     stranded_as: str | None = None  # an OOM whose own figures show more cached-but-free memory than it asked for
     data_wait_share: float | None = None  # metric lines where waiting for data takes this share of step time
     loss_jump: float | None = None  # a loss this many times the rank's earlier minimum, still there at the end
@@ -117,6 +119,11 @@ class Cause:
     def metric_shaped(self) -> bool:
         """Read from a shape of the metric lines (reason/patterns.py), which needs no line of its own."""
         return self.data_wait_share is not None or self.loss_jump is not None or self.loss_nonfinite
+
+    @property
+    def lineless(self) -> bool:
+        """Named without a fingerprint of its own: from metric shapes, or as another cause's finished_as."""
+        return self.metric_shaped or self.after_finish
 
 
 @dataclass(frozen=True)
@@ -411,6 +418,7 @@ class ScanResult:
     progress: Mapping[int | None, RankProgress] = field(default_factory=dict)
     tqdm_incomplete: Mapping[int | None, bool] = field(default_factory=dict)
     done: bool = False  # the log printed a line that says training finished
+    done_line: int = 0  # the last such line of the tail (0: none)
     last_line_rank: Mapping[int | None, int] = field(default_factory=dict)
     dropped: Mapping[str, int] = field(default_factory=dict)  # fingerprint key -> hits not kept
     cut_lines: int = 0  # lines too long for a block, read only to their first MAX_LINE bytes
@@ -455,6 +463,7 @@ class ScanResult:
                                  nonfinite=(num(p.nonfinite[0]), *p.nonfinite[1:]) if p.nonfinite else None,
                                  rises=tuple(num(n) for n in p.rises))
                       for k, p in self.progress.items()},
+            done_line=num(self.done_line) if self.done_line else 0,
             last_line_rank={k: num(v) for k, v in self.last_line_rank.items()},
             notable=tuple(replace(n, line=line(n.line)) for n in self.notable),
             markers=tuple(replace(m, line=line(m.line)) for m in self.markers),

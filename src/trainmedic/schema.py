@@ -145,6 +145,10 @@ class CauseSpec(_Strict):
     scale_floor: float | None = None
     bottomed_as: str | None = None
     stranded_as: str | None = None
+    # A stop from outside (the scheduler's time limit) after the run said training finished is this
+    # cause (one with `after_finish`): the processes outlived their work.
+    finished_as: str | None = None
+    after_finish: bool = False  # named by another cause's `finished_as`, not by a line of its own
     data_wait_share: float | None = Field(default=None, gt=0.0, lt=1.0)
     loss_jump: float | None = Field(default=None, gt=1.0)
     loss_nonfinite: bool = False
@@ -162,11 +166,12 @@ class CauseSpec(_Strict):
 
     @model_validator(mode="after")
     def _recognisable(self) -> CauseSpec:
-        """A cause the reasoner can name: by a line (a fingerprint) or by a shape of the metric lines."""
+        """A cause the reasoner can name: by a line (a fingerprint), by a shape of the metric lines, or
+        as what another cause is after the run finished (`after_finish`)."""
         shaped = self.data_wait_share is not None or self.loss_jump is not None or self.loss_nonfinite
-        if not self.fingerprints and not shaped:
-            raise ValueError("a cause needs a fingerprint, or a metric shape "
-                             "(data_wait_share, loss_jump, loss_nonfinite)")
+        if not self.fingerprints and not shaped and not self.after_finish:
+            raise ValueError("a cause needs a fingerprint, a metric shape (data_wait_share, loss_jump, "
+                             "loss_nonfinite), or after_finish")
         return self
 
 
@@ -248,6 +253,8 @@ def _to_entry(spec: EntrySpec, source: str) -> Entry:
             scale_floor=c.scale_floor,
             bottomed_as=c.bottomed_as,
             stranded_as=c.stranded_as,
+            finished_as=c.finished_as,
+            after_finish=c.after_finish,
             data_wait_share=c.data_wait_share,
             loss_jump=c.loss_jump,
             loss_nonfinite=c.loss_nonfinite,

@@ -738,3 +738,21 @@ def test_later_epochs_after_a_worker_error_and_a_destructors_glued_note_are_a_ru
     head = "100%|##########| 49/49 [00:08<00:00,  5.65it/s, epoch=7/10, avg_loss=3.96]\n"
     d = Diagnoser().diagnose((head + log).encode())
     assert d.verdict == "failure"
+
+
+@pytest.mark.parametrize("case_id", [
+    "more11a-megatron-bridge-nemotronh-exit-hang-slurm-time-limit",  # "[after training is done]", then the limit
+    "more11a-megatron-bridge-qwen3-30b-exit-hang-nsys-slurm-time-limit",
+])
+def test_a_time_limit_after_training_said_it_finished_is_a_process_that_never_exited(case_id: str) -> None:
+    d = _diagnose(case_id)
+    assert d.verdict == "hang" and d.primary is not None and d.primary.id == "training-hang/exit-hang"
+    assert any("said training finished" in e.text for e in d.primary.evidence)
+
+
+def test_a_time_limit_before_the_finish_is_the_time_limit() -> None:
+    """Near-miss: the limit ran out mid-training (the log's "training is done" never came)."""
+    log = ("iteration       49/      50 | consumed samples:         9408\n"
+           "slurmstepd: error: *** STEP 1250740.1 ON node1 CANCELLED AT 2025-11-24T22:14:50 DUE TO TIME LIMIT ***\n")
+    d = Diagnoser().diagnose(log.encode())
+    assert d.primary is not None and d.primary.id == "scheduler-termination/time-limit" and d.verdict == "failure"

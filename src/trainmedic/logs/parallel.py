@@ -179,7 +179,7 @@ def merge(source: Source, parts: list[ScanResult]) -> ScanResult:
             seen[key] += n
         if is_last:
             out.progress, out.tqdm_incomplete = dict(shifted.progress), dict(shifted.tqdm_incomplete)
-            out.done = shifted.done
+            out.done, out.done_line = shifted.done, shifted.done_line
             out.last_line_rank = dict(shifted.last_line_rank)
             out.notable = list(shifted.notable)
             out.markers = list(shifted.markers)

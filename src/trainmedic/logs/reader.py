@@ -104,6 +104,7 @@ class Found:
     progress: dict[int | None, RankProgress] = field(default_factory=dict)
     tqdm_incomplete: dict[int | None, bool] = field(default_factory=dict)
     done: bool = False
+    done_line: int = 0
     last_line_rank: dict[int | None, int] = field(default_factory=dict)
     dropped: Counter[str] = field(default_factory=Counter)
     contexts: set[str] = field(default_factory=set)
@@ -119,7 +120,8 @@ class Found:
             path=self.source.name, bytes=self.bytes, lines=self.lines, ranks=frozenset(self.ranks),
             matches=tuple(self.matches), tracebacks=tuple(self.tracebacks), summaries=tuple(self.summaries),
             world_sizes=frozenset(self.world_sizes), progress=dict(self.progress),
-            tqdm_incomplete=dict(self.tqdm_incomplete), done=self.done, last_line_rank=dict(self.last_line_rank),
+            tqdm_incomplete=dict(self.tqdm_incomplete), done=self.done, done_line=self.done_line,
+            last_line_rank=dict(self.last_line_rank),
             dropped=dict(self.dropped), contexts=frozenset(self.contexts), cut_lines=self.cut_lines,
             seen_ranks={k: frozenset(v) for k, v in self.seen_ranks.items()},
             notable=tuple(self.notable),
@@ -546,7 +548,7 @@ class Reader:
                 if done:
                     raw = lines.raw(start)
                     if any(self.progress_compiled[pid].search(_visible(raw, len(raw))) for pid in done):
-                        result.done = True
+                        result.done, result.done_line = True, lines.number(start)
                 continue
             raw = lines.raw(start)
             kinds = []
@@ -559,7 +561,7 @@ class Reader:
             if not kinds:
                 continue
             if "done" in kinds:
-                result.done = True
+                result.done, result.done_line = True, lines.number(start)
             if "progress" not in kinds:
                 continue
             att = lines.prefix(start, vis)

@@ -320,7 +320,7 @@ def _unknown(ctx: Context, lines: Sequence[Line], first: Line, confidence_: floa
 
 def _verdict(ctx: Context) -> Diagnosis:
     events = build_events(ctx.library, list(ctx.scans))
-    events = [_stranded(ctx.library, e) for e in events]
+    events = [_finished(ctx, _stranded(ctx.library, e)) for e in events]
     events, confirmed = _link_kills(ctx, events)
     records = [r for s in ctx.scans for r in s.summaries]
     inputs = tuple(s.summary() for s in ctx.scans)
@@ -529,6 +529,19 @@ def _stranded(library: Library, e: Event) -> Event:
         return e
     return replace(e, cause=target, role=library.cause(target).role,
                    fingerprints=((f"{target}#stranded-cache", e.weight),))
+
+
+def _finished(ctx: Context, e: Event) -> Event:
+    """A stop from outside (the scheduler's time limit, a cancel) after the run said training finished
+    is its cause's `finished_as`: the processes outlived their work, blocked at exit."""
+    target = ctx.library.cause(e.cause).finished_as
+    done = max((s.done_line for s in ctx.scans if s.path == e.path), default=0)
+    if target is None or not done or done > e.line:
+        return e
+    said = f"after the run said training finished ({e.path}:{done}), {e.cause} stopped it"
+    return replace(e, cause=target, role=ctx.library.cause(target).role, ambiguous=False,
+                   evidence=(*e.evidence, Line(e.path, e.line, said, e.rank)),
+                   fingerprints=((f"{target}#stopped-after-finish", e.weight),))
 
 
 def _line_scales(text: str) -> list[float]:
@@ -795,7 +808,7 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
         alts.append(Alternative(e.cause, confidence.alternative(0.3, conf),
                                 f"kernel OOM kill at {e.path}:{e.line} of a process these logs do not name"))
     alts.sort(key=lambda a: -a.confidence)
-    verdict: Verdict = "hang" if first.cause == HANG else "failure"
+    verdict: Verdict = "hang" if first.cause.partition("/")[0] == HANG.partition("/")[0] else "failure"
     return replace(base, verdict=verdict, primary=primary, alternatives=tuple(alts), collateral=coll,
                    facts=machine.merge(ctx.facts, adj.used))
 

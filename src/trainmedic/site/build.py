@@ -135,8 +135,8 @@ def entry_problems(entry: Entry, library: Library) -> list[str]:
     for c in entry.causes:
         parts = {"mechanism": c.mechanism, "fingerprints": c.fingerprints, "fix": c.fix,
                  "verify": c.verify, "prevention": c.prevention}
-        if c.metric_shaped:
-            del parts["fingerprints"]  # read from the metric lines, not from a line of its own
+        if c.lineless:
+            del parts["fingerprints"]  # read from the metric lines or a stop after the finish, not a line
         problems += [f"{where}: cause {c.id!r} has no {name!r}; add it" for name, v in parts.items() if not v]
         if c.id in RESERVED_IDS:
             problems.append(f"{where}: cause id {c.id!r} is also a section anchor of the page; rename the cause")
@@ -281,6 +281,7 @@ def render_entry_page(entry: Entry, library: Library, base_url: str = "/", *, ap
         categories=_categories(library),
         related=[by_id[r] for r in entry.related],
         causes_by_id=causes,
+        finished_by=_finished_by(library),
         # What the log shows, per cause: the lines the library's own fixtures say it matches.
         examples={c.id: [f.text for f in fixture_lines(entry) if f.kind == "match" and f.cause == c.full_id][:2]
                   for c in entry.causes},
@@ -289,6 +290,15 @@ def render_entry_page(entry: Entry, library: Library, base_url: str = "/", *, ap
         current=entry.id,
         app=app,
     )
+
+
+def _finished_by(library: Library) -> dict[str, list[str]]:
+    """after_finish cause -> the causes whose stop, after the run finished, it is (their finished_as)."""
+    out: dict[str, list[str]] = {}
+    for c in library.causes():
+        if c.finished_as:
+            out.setdefault(c.finished_as, []).append(c.full_id)
+    return out
 
 
 def render_cause_page(entry: Entry, cause_id: str, library: Library, base_url: str = "/", *,
@@ -303,6 +313,7 @@ def render_cause_page(entry: Entry, cause_id: str, library: Library, base_url: s
         urls=_urls(base_url, 2),
         categories=_categories(library),
         causes_by_id={x.full_id: x for x in library.causes()},
+        finished_by=_finished_by(library),
         examples={c.id: [f.text for f in fixture_lines(entry) if f.kind == "match" and f.cause == c.full_id][:2]},
         page_title=f"{c.title} · {entry.title}",
         current=entry.id,
