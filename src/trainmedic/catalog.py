@@ -167,9 +167,9 @@ def _check_links(entries: list[Entry]) -> None:
     causes = {c.full_id for e in entries for c in e.causes}
     after_finish = {c.full_id for e in entries for c in e.causes if c.after_finish}
     finished_targets = {c.finished_as for e in entries for c in e.causes if c.finished_as}
-    for target in sorted(finished_targets - after_finish):
-        if target in causes:
-            raise LibraryError(f"{target}: named by finished_as, so it needs after_finish: true")
+    for named in sorted(t for t in finished_targets - after_finish if t is not None):
+        if named in causes:
+            raise LibraryError(f"{named}: named by finished_as, so it needs after_finish: true")
     for cid in sorted(after_finish - finished_targets):
         raise LibraryError(f"{cid}: after_finish, but no cause names it as its finished_as")
     seen: dict[str, str] = {}
