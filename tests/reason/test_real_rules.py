@@ -756,3 +756,26 @@ def test_a_time_limit_before_the_finish_is_the_time_limit() -> None:
            "slurmstepd: error: *** STEP 1250740.1 ON node1 CANCELLED AT 2025-11-24T22:14:50 DUE TO TIME LIMIT ***\n")
     d = Diagnoser().diagnose(log.encode())
     assert d.primary is not None and d.primary.id == "scheduler-termination/time-limit" and d.verdict == "failure"
+
+
+def test_the_watchdogs_teardown_line_is_its_own_echo_not_a_ranks_error() -> None:
+    """torch 2.x prints "[Rank 3] To avoid data inconsistency, we are taking the entire process down."
+    after the watchdog's timeout (WorkNCCL::handleException): the timeout's teardown, not rank 3's own
+    failure. The specific reading beats the words every kind prints: a remote error's lines outweigh
+    the generic "failed or timed out" and teardown lines around them."""
+    d = _diagnose("more11a-litgpt-slurm-resume-broadcast-seq1-watchdog")
+    assert d.primary is not None and d.primary.id == "nccl-timeout/watchdog-timeout"
+    d = _diagnose("more6b-peer-llamafactory-worker-recv-broken-pipe-nccl2215")
+    assert d.primary is not None and d.primary.id == "peer-connection-lost/nccl-remote-error"
+
+
+def test_a_process_abort_whose_what_is_the_timeout_is_the_timeouts_echo() -> None:
+    """"terminate called after throwing an instance of 'c10::DistBackendError'" with the watchdog's
+    timeout as its "what():" on the next line. Near-miss: the same abort whose what() is an illegal
+    memory access is that error."""
+    d = _diagnose("more11a-megatron-reduce-scatter-882s-watchdog-terminate")
+    assert d.primary is not None and d.primary.id == "nccl-timeout/watchdog-timeout"
+    log = ("terminate called after throwing an instance of 'c10::Error'\n"
+           "  what():  CUDA error: an illegal memory access was encountered\n")
+    d = Diagnoser().diagnose(log.encode())
+    assert d.primary is not None and d.primary.id == "cuda-illegal-memory-access/illegal-address"

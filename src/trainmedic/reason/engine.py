@@ -45,6 +45,7 @@ _TB_HEADER = "Traceback (most recent call last)"
 ERROR_LINES = "unclassified-failure/error-lines"  # error-worded lines after the last progress, known to none
 _SAME_TIME = 1.0  # seconds within which two clocks cannot order events
 _SAME_MESSAGE = 6  # lines over which one exception's message may run on
+_WHAT_LINES = 2  # lines below "terminate called after throwing ..." where its "what():" message starts
 _CLEARLY_STRONGER = 0.15  # a fingerprint this much stronger is the more specific reading of the incident
 WEAK = 0.5  # an ambiguous signal weaker than this is a warning unless nothing else explains the failure
 _OOM_REPORT_LINES = 200  # a kernel OOM report (header, call trace, memory dump, verdict) spans this many lines
@@ -390,9 +391,12 @@ def _verdict(ctx: Context) -> Diagnosis:
                       if not (e.traceback is not None and e.traceback.truncated and e.cause in ctx.library.fallbacks)]
         # The root beats its echo: a process abort ("terminate called after throwing ...") printed right
         # after a collective timeout (or on its line, in a paste that lost its breaks) took that process
-        # down is how the timeout ended it.
+        # down is how the timeout ended it; so is one whose "what():" on the next lines is the timeout.
         initiating = [e for e in initiating if not (e.cause in ctx.library.wrappers and any(
-            c.path == e.path and c.rank in (e.rank, None) and 0 <= e.line - c.line <= _SAME_MESSAGE
+            c.path == e.path
+            and ((0 <= e.line - c.line <= _SAME_MESSAGE and c.rank in (e.rank, None))
+                 or (c.role == "cascade" and 0 < c.line - e.line <= _WHAT_LINES and (c.rank in (e.rank, None)
+                                                                                    or e.rank is None)))
             for c in collateral_events))]
     # A weak, ambiguous signal (a tokenizers fork warning, a recompile limit) never outranks a real
     # error; and when training went on after it, it was a warning, not the failure.
@@ -924,10 +928,13 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
     cascades = [e for e in events if e.role == "cascade"]
     lead = cascades or events
     counts: dict[str, int] = {}
+    specific: dict[str, int] = {}  # lines that say which collateral it is (not the words every kind prints)
     for e in lead:
         counts[e.cause] = counts.get(e.cause, 0) + 1
+        specific[e.cause] = specific.get(e.cause, 0) + (not e.ambiguous)
     earliest = _first(lead).cause  # by time where the lines carry one, else by order
-    cause_id = max(counts, key=lambda c: (counts[c], c == earliest, -min(e.order for e in lead if e.cause == c)))
+    cause_id = max(counts, key=lambda c: (specific[c], counts[c], c == earliest,
+                                          -min(e.order for e in lead if e.cause == c)))
     first = _first([e for e in lead if e.cause == cause_id])
     missing: list[MissingFact] = []
     verdict: Verdict = "failure"
