@@ -365,11 +365,18 @@ def test_nccl_proxy_notes_at_teardown_are_not_a_failure() -> None:
 
 
 def test_a_precursor_before_an_unknown_failure_is_its_first_reading() -> None:
-    """NCCL listed the loopback interface, then its bootstrap connects failed: the interface cause is
-    offered, though no line names it outright."""
+    """NCCL listed the loopback interface, then its bootstrap connects failed: the interface cause
+    leads, though no line names it outright; the failure in words no signature knows is the next
+    reading. Near-miss: the same warning after the failure is only offered."""
     d = _diagnose("more5b-nccl-horovod-lo-interface-connect-refused")
+    assert d.primary is not None and d.primary.id == "nccl-error/socket-interface"
+    assert "its warning came first" in d.primary.why
+    assert d.alternatives and d.alternatives[0].id == "unclassified-failure/error-lines"
+    lo = "node2:4152:4206 [0] NCCL INFO NET : Using interface lo:127.0.0.1<0>"
+    refused = "node2:4153:4209 [1] include/socket.h:361 NCCL WARN Call to connect timeout : Connection refused"
+    d = Diagnoser().diagnose(f"{refused}\n{lo}\n".encode())
     assert d.primary is not None and d.primary.id == "unclassified-failure/error-lines"
-    assert d.alternatives and d.alternatives[0].id == "nccl-error/socket-interface"
+    assert any(a.id == "nccl-error/socket-interface" for a in d.alternatives)
 
 
 def test_an_oom_the_framework_caught_and_skipped_is_not_the_failure() -> None:

@@ -294,13 +294,30 @@ def _reason(ctx: Context) -> Diagnosis:
 
 def _warned_readings(ctx: Context, d: Diagnosis) -> Diagnosis:
     """A failure no signature names, after a precursor warned of a known cause (NCCL picking the
-    loopback interface, then its bootstrap fails): that cause is the first reading to check."""
+    loopback interface, then its bootstrap fails): that cause is the first reading to check. When the
+    warning came before the failure's first line, it leads (the likeliest reading the log offers), and
+    the failure in words no signature knows stays as the next reading."""
     p = d.primary
     if p is None or p.id not in ctx.library.fallbacks:
         return d
+    warned = precursors(ctx.library, list(ctx.scans))
+    first = p.evidence[0] if p.evidence else None
+    before = [m for m in warned if first is not None and m.line.path == first.path and m.line.number < first.line
+              and m.cause not in ctx.library.fallbacks]
+    if before and first is not None:
+        m = before[-1]
+        why = (f"{ctx.library.cause(m.cause).title}: its warning came first ({m.line.path}:{m.line.number}), and "
+               f"the failure that followed is in words no signature knows ({first.path}:{first.line})")
+        lead = _finding(ctx, m.cause, confidence_=0.55, rank=p.rank if p.rank is not None else m.line.rank,
+                        host=p.host, time=p.time, evidence=(*_evidence([m.line], 1), *p.evidence)[:8],
+                        missing=_missing(ctx, m.cause), why=why)
+        rest = Alternative(p.id, confidence.alternative(0.5, lead.confidence),
+                           f"{ctx.library.cause(p.id).title}: the failure itself, if the warning was unrelated")
+        alternatives = tuple(sorted((rest, *d.alternatives), key=lambda a: -a.confidence))
+        return replace(d, primary=lead, alternatives=alternatives)
     known = {a.id for a in d.alternatives}
     alts = list(d.alternatives)
-    for m in precursors(ctx.library, list(ctx.scans)):
+    for m in warned:
         if m.cause in known or m.cause in ctx.library.fallbacks:
             continue
         known.add(m.cause)
