@@ -71,3 +71,19 @@ def test_calibration_error_and_regressions() -> None:
     assert ece([o(0.25, False), o(0.25, True)]) == 0.25
     assert regressions({"test": {"top1": 0.9, "ece": 0.05}}, {"test": {"top1": 0.85, "ece": 0.04}}) == [
         "test: top1 went from 0.9 to 0.85"]
+
+
+def test_the_isotonic_map_is_monotone_and_pools_small_blocks() -> None:
+    """Pool-adjacent-violators, then no block of fewer than `min_block` answers: a step the dev split
+    shows on a handful of answers moves with every rule change, so it is pooled with its neighbour."""
+    from trainmedic.evaluate.score import isotonic
+
+    pairs = [(0.2, False)] * 3 + [(0.3, True)] * 2 + [(0.5, True)] * 30 + [(0.5, False)] * 10 + [(0.9, True)] * 40
+    fine = isotonic(pairs, min_block=1)
+    pooled = isotonic(pairs, min_block=25)
+    assert len(pooled) < len(fine)
+    for points in (fine, pooled):
+        assert [x for x, _ in points] == sorted(x for x, _ in points)
+        assert [y for _, y in points] == sorted(y for _, y in points)
+    assert pooled[0][1] == 32 / 45  # the three wrong, the two right and the forty at 0.5, pooled
+    assert isotonic([(0.5, True)] * 3, min_block=25) == [(0.5, 0.99)]  # one block, however small

@@ -36,7 +36,7 @@ def load_entry(path: Path) -> Entry:
 
 
 CALIBRATION = "calibration.yaml"  # beside the category folders; written by `make eval` from the dev split
-PSEUDO_ANSWERS = 3.0  # how many answers the mapped confidence counts for against the measured ones
+PSEUDO_ANSWERS = 10.0  # how many answers the mapped confidence counts for against the measured ones
 TIE_BREAK = 0.01  # keeps the map strictly increasing, so stronger evidence always reads as surer
 
 
