@@ -384,6 +384,18 @@ class RankProgress:
 
 
 @dataclass(frozen=True)
+class MemoryTable:
+    """torch.cuda.memory_summary()'s current usage: what PyTorch's tensors held (allocated) against what
+    its cache held from the device (reserved). Printed beside an OOM, it says whether the cache was full
+    of tensors or of free bytes in gaps between them."""
+
+    path: str
+    line: int
+    allocated: float  # bytes
+    reserved: float  # bytes
+
+
+@dataclass(frozen=True)
 class SummaryRecord:
     """One rank's record in torchrun's failure summary (ChildFailedError)."""
 
@@ -414,6 +426,7 @@ class ScanResult:
     matches: tuple[Match, ...] = ()
     tracebacks: tuple[Traceback, ...] = ()
     summaries: tuple[SummaryRecord, ...] = ()
+    memory_tables: tuple[MemoryTable, ...] = ()  # torch.cuda.memory_summary() tables (reader: a few kept)
     world_sizes: frozenset[int] = frozenset()
     progress: Mapping[int | None, RankProgress] = field(default_factory=dict)
     tqdm_incomplete: Mapping[int | None, bool] = field(default_factory=dict)
@@ -458,6 +471,7 @@ class ScanResult:
             tracebacks=tuple(replace(t, path=at(t.path), first_line=num(t.first_line),
                                      last_line=num(t.last_line)) for t in self.tracebacks),
             summaries=tuple(replace(r, path=at(r.path), line=num(r.line)) for r in self.summaries),
+            memory_tables=tuple(replace(t, path=at(t.path), line=num(t.line)) for t in self.memory_tables),
             progress={k: replace(p, path=at(p.path), line=num(p.line),
                                  spike=(num(p.spike[0]), p.spike[1], p.spike[2]) if p.spike else None,
                                  nonfinite=(num(p.nonfinite[0]), *p.nonfinite[1:]) if p.nonfinite else None,

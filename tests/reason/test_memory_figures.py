@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from trainmedic.api import Diagnoser
+from trainmedic.api import Diagnoser, Named
 from trainmedic.reason.memory import figures, stranded
 
 GiB = 2**30
@@ -50,3 +50,36 @@ def test_a_cache_with_more_free_gaps_than_the_request_is_fragmentation(text: str
     d = Diagnoser().diagnose(text.encode() + b"\n")
     want = "cuda-memory-fragmentation/allocator-fragmentation" if fragmented else "cuda-out-of-memory/allocator-oom"
     assert d.primary is not None and d.primary.id == want
+
+
+def _table(allocated: str, reserved: str) -> str:
+    """torch.cuda.memory_summary()'s layout (torch/cuda/memory.py), its rows cut to what is read."""
+    return "\n".join([
+        "|===========================================================================|",
+        "|                  PyTorch CUDA memory summary, device ID 0                 |",
+        "|---------------------------------------------------------------------------|",
+        "|            CUDA OOMs: 1            |        cudaMalloc retries: 1         |",
+        "|===========================================================================|",
+        "|        Metric         | Cur Usage  | Peak Usage | Tot Alloc  | Tot Freed  |",
+        "|---------------------------------------------------------------------------|",
+        f"| Allocated memory      | {allocated:>10} |    4877 MB |   89299 MB |   88237 MB |",
+        "|---------------------------------------------------------------------------|",
+        f"| GPU reserved memory   | {reserved:>10} |   12420 MB |   16924 MB |    4504 MB |",
+        "|===========================================================================|",
+    ]) + "\n"
+
+
+def test_a_memory_summary_whose_cache_was_mostly_free_is_fragmentation() -> None:
+    """The real log (pytorch#35901): 1 GB allocated against 12 GB reserved after the OOM. Near-miss: the
+    same table with the cache full of tensors is a device that was full."""
+    from tests.reason.test_real_rules import _diagnose
+
+    d = _diagnose("mem-frag-memory-summary-large-tensor")
+    assert d.primary is not None and d.primary.id == "cuda-memory-fragmentation/allocator-fragmentation"
+    assert any("12420 MiB reserved" in e.text for e in d.primary.evidence)
+    d = Diagnoser().diagnose(_table("1062 MB", "12420 MB").encode())
+    assert d.primary is not None and d.primary.id == "cuda-memory-fragmentation/allocator-fragmentation"
+    d = Diagnoser().diagnose(_table("11900 MiB", "12420 MiB").encode())  # torch 2.x units
+    assert d.primary is not None and d.primary.id == "cuda-out-of-memory/allocator-oom"
+    [scan] = Diagnoser(parallel=False).scan(Named("a.log", _table("3 GiB", "12 GiB").encode()))
+    assert [(t.line, t.allocated, t.reserved) for t in scan.memory_tables] == [(2, 3 * 2**30, 12 * 2**30)]

@@ -168,6 +168,7 @@ def merge(source: Source, parts: list[ScanResult]) -> ScanResult:
         out.tracebacks.extend(shifted.tracebacks)
         out.checkpoints.extend(shifted.checkpoints)
         out.summaries.extend(shifted.summaries)
+        out.memory_tables.extend(shifted.memory_tables)
         out.world_sizes |= shifted.world_sizes
         out.contexts |= shifted.contexts
         out.ranks |= shifted.ranks

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import BinaryIO
 
@@ -31,6 +31,7 @@ from trainmedic.model import (
     Line,
     Marker,
     Match,
+    MemoryTable,
     Notable,
     RankProgress,
     ScanResult,
@@ -56,6 +57,8 @@ HEAD_SAMPLE = 4 * 1024  # bytes at the start of each sampling region whose line 
 SAMPLE_EVERY = 4 << 20  # sampling regions, fixed in file offsets
 BEHIND = 64 * 1024  # how far back a summary record may look for its host and time
 WARNING_SPAN = 3  # lines after a warning that still belong to its message
+MEMORY_TABLE_ROWS = 30  # lines of a memory summary read below its title (its reserved row is about the 16th)
+MAX_MEMORY_TABLES = 16  # per input: of a run that prints one every step, the last ones
 RISES_KEPT = 16  # per rank, the last lines where its step rose (model.RankProgress.rises)
 PROGRESS_LINES = 256  # progress lines of the tail read per rank (the last ones)
 _DONE_PIDS = frozenset(i for i, p in enumerate(PROGRESS) if p.kind == "done")
@@ -100,6 +103,7 @@ class Found:
     matches: list[Match] = field(default_factory=list)
     tracebacks: list[Traceback] = field(default_factory=list)
     summaries: list[SummaryRecord] = field(default_factory=list)
+    memory_tables: list[MemoryTable] = field(default_factory=list)
     world_sizes: set[int] = field(default_factory=set)
     progress: dict[int | None, RankProgress] = field(default_factory=dict)
     tqdm_incomplete: dict[int | None, bool] = field(default_factory=dict)
@@ -128,6 +132,7 @@ class Found:
             markers=tuple(self.markers),
             tail_lines=tuple(self.tail_lines),
             checkpoints=tuple(self.checkpoints),
+            memory_tables=tuple(self.memory_tables),
         )
 
 
@@ -182,6 +187,25 @@ def _glued(line: Line, raw: bytes, vis: bytes, end_in_line: int) -> Line:
     seg_start = _segment_start(raw, end_in_line) if len(vis) < len(raw) else 0
     glued = glued_rank(vis, end_in_line - seg_start)
     return line if glued is None else replace(line, rank=glued)
+
+
+# A row of torch.cuda.memory_summary(): "| Allocated memory      |    1062 MB |    4877 MB | ..." (torch 1.4+;
+# units "B", "KB"/"MB"/"GB" before 2.0, "KiB"/"MiB"/"GiB" from 2.0). The first figure is the current usage.
+_TABLE_ROW = re.compile(r"\|\s{0,8}(Allocated memory|GPU reserved memory)\s{0,40}\|\s{0,20}(\d{1,12}) ?([KMGTP]i?B|B)\b")
+_TABLE_UNIT = {"B": 1, "KB": 2**10, "MB": 2**20, "GB": 2**30, "TB": 2**40, "PB": 2**50,
+               "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40, "PiB": 2**50}
+
+
+def _memory_table(lines: Iterable[bytes], path: str, lineno: int) -> MemoryTable | None:
+    """The current allocated and reserved figures of the table below its title row."""
+    found: dict[str, float] = {}
+    for raw in lines:
+        m = _TABLE_ROW.search(split_prefix(_decode(raw[:400])).rest)
+        if m and m[1] not in found:
+            found[m[1]] = int(m[2]) * _TABLE_UNIT[m[3]]
+            if len(found) == 2:
+                return MemoryTable(path, lineno, found["Allocated memory"], found["GPU reserved memory"])
+    return None
 
 
 def _continued(line: Line, block: bytes, start: int) -> Line:
@@ -421,6 +445,14 @@ class Reader:
                     result.summaries.append(rec)
                     # The record's own lines: "[i]:", time, host above; exitcode, error_file, traceback below.
                     summary_spans.append((lineno - 3, lineno + 3, rec))
+                continue
+            if pattern.kind == "memory-table":
+                buf, at = window.buf(start)
+                table = _memory_table(_lines_from(buf, at, MEMORY_TABLE_ROWS), path, lineno)
+                if table is not None:
+                    result.memory_tables.append(table)
+                    if len(result.memory_tables) > 2 * MAX_MEMORY_TABLES:
+                        del result.memory_tables[:-MAX_MEMORY_TABLES]
                 continue
             if pattern.kind == "world":
                 m = _WORLD.search(_decode(raw))
@@ -887,7 +919,7 @@ class ScanState:
             return self.result.freeze()
         r = self.result
         snap = Found(r.source, r.bytes, 0, set(r.ranks), list(r.matches), list(r.tracebacks),
-                     list(r.summaries), set(r.world_sizes), contexts=set(r.contexts),
+                     list(r.summaries), list(r.memory_tables), set(r.world_sizes), contexts=set(r.contexts),
                      seen_ranks={k: set(v) for k, v in r.seen_ranks.items()})
         self._close(snap)
         return snap.freeze()

@@ -25,6 +25,7 @@ from trainmedic.model import (
     Finding,
     Line,
     Match,
+    MemoryTable,
     MissingFact,
     Notable,
     RankProgress,
@@ -45,6 +46,7 @@ _TB_HEADER = "Traceback (most recent call last)"
 ERROR_LINES = "unclassified-failure/error-lines"  # error-worded lines after the last progress, known to none
 _SAME_TIME = 1.0  # seconds within which two clocks cannot order events
 _SAME_MESSAGE = 6  # lines over which one exception's message may run on
+_TABLE_SPAN = 40  # lines between an OOM and the memory summary printed with it
 _WHAT_LINES = 2  # lines below "terminate called after throwing ..." where its "what():" message starts
 _CLEARLY_STRONGER = 0.15  # a fingerprint this much stronger is the more specific reading of the incident
 WEAK = 0.5  # an ambiguous signal weaker than this is a warning unless nothing else explains the failure
@@ -338,7 +340,8 @@ def _unknown(ctx: Context, lines: Sequence[Line], first: Line, confidence_: floa
 
 def _verdict(ctx: Context) -> Diagnosis:
     events = build_events(ctx.library, list(ctx.scans))
-    events = [_finished(ctx, _stranded(ctx.library, e)) for e in events]
+    tables = [t for s in ctx.scans for t in s.memory_tables]
+    events = [_finished(ctx, _stranded(ctx.library, e, tables)) for e in events]
     events, confirmed = _link_kills(ctx, events)
     records = [r for s in ctx.scans for r in s.summaries]
     inputs = tuple(s.summary() for s in ctx.scans)
@@ -542,11 +545,22 @@ SCALE_IN_TEXT = re.compile(
     r"([0-9]+(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?)\b")
 
 
-def _stranded(library: Library, e: Event) -> Event:
+def _stranded(library: Library, e: Event, tables: Sequence[MemoryTable] = ()) -> Event:
     """An OOM whose own figures show the cache held more free memory than the request (in gaps between
-    live tensors) is the allocator's fragmentation, not a full device (reason/memory.py)."""
+    live tensors) is the allocator's fragmentation, not a full device (reason/memory.py); so is one
+    beside a memory summary whose reserved memory far exceeds what tensors held."""
     target = library.cause(e.cause).stranded_as
-    if target is None or not any(memory.stranded(ln.text) for ln in e.evidence):
+    if target is None:
+        return e
+    near = [t for t in tables if t.path == e.path and abs(t.line - e.line) <= _TABLE_SPAN
+            and memory.stranded_table(t.allocated, t.reserved)]
+    if near and not any(memory.stranded(ln.text) for ln in e.evidence):
+        t = near[0]
+        said = (f"memory summary at {t.path}:{t.line}: {t.allocated / 2**20:.0f} MiB allocated, "
+                f"{t.reserved / 2**20:.0f} MiB reserved: the cache held {(t.reserved - t.allocated) / 2**30:.1f} GiB "
+                f"it could not hand out")
+        e = replace(e, evidence=(*e.evidence, Line(t.path, t.line, said, e.rank)))
+    elif not any(memory.stranded(ln.text) for ln in e.evidence):
         return e
     return replace(e, cause=target, role=library.cause(target).role,
                    fingerprints=((f"{target}#stranded-cache", e.weight),))

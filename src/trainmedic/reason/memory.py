@@ -24,6 +24,7 @@ _RESERVED = re.compile(_SIZE + r" already allocated;[^;\n]{0,80}; " + _SIZE + r"
 _CACHED = re.compile(_SIZE + r" already allocated;[^;\n]{0,80}; " + _SIZE + r" cached\)")
 
 SHARE = 0.25  # stranded bytes at least this share of what PyTorch holds
+TABLE_SHARE = 0.5  # a memory summary alone: at least half of what PyTorch held was free in its cache
 FLOOR = 256 * 2**20  # and at least this many: a few stranded megabytes on a full device are no cause
 
 
@@ -51,6 +52,13 @@ def figures(text: str) -> tuple[float, float, float] | None:
 # torch 2.15 says so itself when one request is larger than an expandable segment's reserve: the
 # allocator's layout, not the device's capacity, refused it.
 _OVER_RESERVE = re.compile(r"This allocation exceeds the expandable-segment reserve of ")
+
+
+def stranded_table(allocated: float, reserved: float) -> bool:
+    """torch.cuda.memory_summary()'s figures: the cache's free bytes (reserved, not allocated) are a
+    large share of all it held. With no request to compare, the bar is higher: most of the cache."""
+    free_in_cache = reserved - allocated
+    return free_in_cache >= max(FLOOR, TABLE_SHARE * reserved)
 
 
 def stranded(text: str) -> bool:

@@ -18,7 +18,7 @@ from trainmedic.catalog import Library
 from trainmedic.model import Cause, Fingerprint
 from trainmedic.util import linear
 
-Kind = Literal["fingerprint", "traceback", "summary", "world", "progress", "done", "context", "checkpoint",
+Kind = Literal["fingerprint", "traceback", "summary", "memory-table", "world", "progress", "done", "context", "checkpoint",
                "fatal", "error", "warning",  # tail-only severity (model.Notable)
                "launch", "setup", "checkpoint-load", "evaluation", "checkpoint-save", "shutdown"]  # phases
 
@@ -49,6 +49,8 @@ STRUCTURE: tuple[Pattern, ...] = (
     # first, the main thread last.
     Pattern("faulthandler-dump", r"(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\):", "traceback"),
     Pattern("summary-record", r"rank +: \d+ \(local_rank: \d+\)", "summary"),
+    # torch.cuda.memory_summary()'s title row: its rows below say what was allocated and what reserved.
+    Pattern("memory-table", r"PyTorch CUDA memory summary, device ID \d+", "memory-table"),
     # Not NCCL's "nranks": its INFO chatter repeats it on every communicator and would flood the matcher.
     Pattern("world-size", r"(?:world_size|WORLD_SIZE|num_processes)[=: ]+\d+", "world"),
 )
