@@ -191,7 +191,8 @@ def _glued(line: Line, raw: bytes, vis: bytes, end_in_line: int) -> Line:
 
 # A row of torch.cuda.memory_summary(): "| Allocated memory      |    1062 MB |    4877 MB | ..." (torch 1.4+;
 # units "B", "KB"/"MB"/"GB" before 2.0, "KiB"/"MiB"/"GiB" from 2.0). The first figure is the current usage.
-_TABLE_ROW = re.compile(r"\|\s{0,8}(Allocated memory|GPU reserved memory)\s{0,40}\|\s{0,20}(\d{1,12}) ?([KMGTP]i?B|B)\b")
+_TABLE_ROW = re.compile(r"\|\s{0,8}(Allocated memory|GPU reserved memory)\s{0,40}\|\s{0,20}"
+                        r"(\d{1,12}) ?([KMGTP]i?B|B)\b")
 _TABLE_UNIT = {"B": 1, "KB": 2**10, "MB": 2**20, "GB": 2**30, "TB": 2**40, "PB": 2**50,
                "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40, "PiB": 2**50}
 

@@ -18,7 +18,8 @@ from trainmedic.catalog import Library
 from trainmedic.model import Cause, Fingerprint
 from trainmedic.util import linear
 
-Kind = Literal["fingerprint", "traceback", "summary", "memory-table", "world", "progress", "done", "context", "checkpoint",
+Kind = Literal["fingerprint", "traceback", "summary", "memory-table", "world", "progress", "done", "context",
+               "checkpoint",
                "fatal", "error", "warning",  # tail-only severity (model.Notable)
                "launch", "setup", "checkpoint-load", "evaluation", "checkpoint-save", "shutdown"]  # phases
 
