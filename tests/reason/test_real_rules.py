@@ -786,3 +786,16 @@ def test_a_process_abort_whose_what_is_the_timeout_is_the_timeouts_echo() -> Non
            "  what():  CUDA error: an illegal memory access was encountered\n")
     d = Diagnoser().diagnose(log.encode())
     assert d.primary is not None and d.primary.id == "cuda-illegal-memory-access/illegal-address"
+
+
+@pytest.mark.parametrize(("case_id", "rank"), [
+    ("more14b-hang-horovod-avg-loss-rank1-missing", 1),  # the warning, then "allreduce.avg_loss [missing ranks: 1]"
+    ("more14b-hang-horovod-docker-broadcast-rank1-missing", 1),  # printed by rank 0 ("[1,0]<stderr>:")
+])
+def test_horovods_stall_warning_is_a_hang_of_the_rank_it_says_is_missing(case_id: str, rank: int) -> None:
+    """Horovod's stall inspector: some ranks submitted a collective and waited over a minute for the
+    rest; the per-tensor lines name the missing ranks, which are where it stopped (not the rank whose
+    output printed it)."""
+    d = _diagnose(case_id)
+    assert d.verdict == "hang" and d.primary is not None and d.primary.id == "training-hang/stalled-progress"
+    assert d.primary.rank == rank

@@ -112,7 +112,9 @@ _FAULTY_RANK = re.compile(r"check rank (\d{1,6}) logs for faulty rank|\bRank (\d
                           r"|retrieving ncclUniqueId from \[(\d{1,6})\] via c10d"
                           r"|collective mismatch around rank (\d{1,6})"  # NCCL's init.cc hang warning
                           # TORCH_DISTRIBUTED_DEBUG=DETAIL's check (ProcessGroupWrapper, torch 1.10-2.0)
-                          r"|\bRank (\d{1,6}) is running inconsistent collective")
+                          r"|\bRank (\d{1,6}) is running inconsistent collective"
+                          # Horovod's stall inspector: the ranks that never submitted the tensor
+                          r"|\[missing ranks: (\d{1,6})\b")
 
 
 # Two ranks' output glued on one line (a progress bar with no newline, then another rank's prefixed

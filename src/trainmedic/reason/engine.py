@@ -130,11 +130,19 @@ def _link_kills(ctx: Context, events: list[Event]) -> tuple[list[Event], set[int
     return [e for e in out if e.order not in used], confirmed
 
 
-def _rank_named(e: Event) -> int | None:
+def _waited_for(e: Event) -> int | None:
+    named = {r for ln in e.evidence[:4] if (r := faulty_rank(ln.text)) is not None}
+    return named.pop() if len(named) == 1 else None
+
+
+def _rank_named(e: Event, incident: Sequence[Event] = ()) -> int | None:
     """The rank an event's own message names: the faulty one other ranks point at ("check rank 0 logs
     for faulty rank"), else the one it is about ("did not receive grad for rank 2"), in its lines or in
-    the rest of its exception's message."""
+    the rest of its exception's message, or in the lines of the same cause just below it (Horovod's
+    stall warning, then "allreduce.avg_loss [missing ranks: 1]")."""
     texts = [ln.text for ln in e.evidence[:4]] + list(e.traceback.exceptions[-4:] if e.traceback else ())
+    texts += [ln.text for o in incident if o is not e and o.cause == e.cause and o.path == e.path
+              and 0 < o.line - e.line <= _SAME_MESSAGE for ln in o.evidence[:2]]
     return next((r for t in texts if (r := faulty_rank(t)) is not None),
                 next((r for t in texts if (r := rank_in_text(t)) is not None), None))
 
@@ -365,7 +373,10 @@ def _verdict(ctx: Context) -> Diagnosis:
     ]
     # Still unranked: the message itself may name its rank ("did not receive grad for rank 2"), or the
     # launcher may have named the one rank that failed on its own.
-    initiating = [replace(e, rank=_rank_named(e)) if e.rank is None else e for e in initiating]
+    initiating = [replace(e, rank=_rank_named(e, initiating)) if e.rank is None else e for e in initiating]
+    # A line that names the rank the others waited for ("[missing ranks: 1]" in rank 0's output) is
+    # about that rank, not the one that printed it.
+    initiating = [replace(e, rank=r) if (r := _waited_for(e)) is not None else e for e in initiating]
     reported = _failed_ranks(events)
     if len(reported) == 1:
         initiating = [replace(e, rank=next(iter(reported))) if e.rank is None else e for e in initiating]
