@@ -209,6 +209,17 @@ def _memory_table(lines: Iterable[bytes], path: str, lineno: int) -> MemoryTable
     return None
 
 
+# The outermost frame of code that catches an exception, prints its traceback and goes on:
+# multiprocessing's finalizers, run at a worker's exit or between a DataLoader's epochs
+# (multiprocessing/util.py _run_finalizers: `except Exception: traceback.print_exc()`).
+_CATCHING_RUNNER = ('multiprocessing/util.py", line', "in _run_finalizers")
+
+
+def _caught_by_runner(tb: Traceback) -> bool:
+    """The traceback was printed by a runner that caught it: Python went on, as after "Exception ignored in"."""
+    return bool(tb.frames) and all(part in tb.frames[0] for part in _CATCHING_RUNNER)
+
+
 def _continued(line: Line, block: bytes, start: int) -> Line:
     """An unprefixed line under a prefixed exception header whose message starts on the next line
     ("[rank0]: deepspeed...ZeRORuntimeException:" then "The checkpoint being loaded used ..."): the
@@ -433,7 +444,8 @@ class Reader:
                         # and went on; the exception did not end the run.
                         above = _lines_before(buf, at, 1)
                         said = split_prefix(_decode(above[0])).rest.lstrip() if above else ""
-                        if said.startswith("Exception ignored") or "Exception ignored in: " in said:
+                        if (said.startswith("Exception ignored") or "Exception ignored in: " in said
+                                or _caught_by_runner(tb)):
                             tb = replace(tb, ignored=True)
                         elif said.startswith("Exception in thread "):
                             tb = replace(tb, thread=True)
