@@ -318,3 +318,19 @@ def test_a_rank_cut_off_inside_a_collective_was_waiting_there() -> None:
     own = cut.replace(b"torch/distributed/c10d_logger.py", b"frob/io.py")
     d = Diagnoser(unknown.without(load_library(), "nccl-timeout")).diagnose(Named("all.log", steps + own))
     assert d.primary is not None and d.primary.rank == 3
+
+
+def test_an_unknown_failure_takes_the_rank_the_launcher_saw_exit() -> None:
+    """Open MPI's "mpirun noticed that process rank 7 ... exited on signal 9 (Killed)" with the entry
+    that knows the kill removed (leave one entry out, a dev case): still a failure, on rank 7, the rank
+    the launcher names. Near-miss: a teardown SIGTERM names no rank."""
+    from tests.reason.test_real_rules import _case
+    from trainmedic.catalog import load_library
+    from trainmedic.evaluate.unknown import without
+
+    log = _case("more14b-dist-horovod-keras-rank7-sigkill").log.encode()
+    d = Diagnoser(without(load_library(), "host-oom"), parallel=False).diagnose(log)
+    assert d.verdict == "failure" and d.primary is not None and d.primary.rank == 7
+    term = b"mpirun noticed that process rank 2 with PID 0 on node node1 exited on signal 15 (Terminated).\n"
+    d = Diagnoser().diagnose(b"step 3\nERROR: something unexpected happened\n" + term)
+    assert d.verdict == "failure" and d.primary is not None and d.primary.rank is None

@@ -157,8 +157,8 @@ def _failed_ranks(events: list[Event]) -> set[int]:
 def _failed_in(lines: Sequence[Line]) -> set[int]:
     out: set[int] = set()
     for ln in lines:
-        if "SIGTERM" in ln.text or "exitcode: -15" in ln.text:
-            continue
+        if "SIGTERM" in ln.text or "exitcode: -15" in ln.text or "on signal 15 " in ln.text:
+            continue  # the launcher's own teardown, not a rank that failed
         r = launcher_rank(ln.text)
         if r is not None:
             out.add(r)
@@ -513,6 +513,10 @@ def _error_lines(ctx: Context, base: Diagnosis, progress: dict[int | None, RankP
                f"process failed waiting on another, and no line names which; rank 0 printed none and is the one "
                f"others most often wait for: look there first")
         primary = replace(primary, rank=0, host=None, why=sentence(why))
+    elif primary.rank is None and len(exited := _failed_in([n.line for n in lines])) == 1:
+        # The launcher's own line says which rank exited on its own ("mpirun noticed that process rank
+        # 7 ... exited on signal 9").
+        primary = replace(primary, rank=next(iter(exited)))
     return replace(base, verdict="failure", primary=primary)
 
 
