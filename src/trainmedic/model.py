@@ -92,6 +92,7 @@ class Cause:
     bottomed_as: str | None = None
     finished_as: str | None = None  # this stop, after the run said training finished, is that cause
     after_finish: bool = False  # named by another cause's finished_as: a stop that outlived the work
+    work_mismatch: bool = False  # also read from timeouts at one sequence number in different operations
     stranded_as: str | None = None  # an OOM whose own figures show more cached-but-free memory than it asked for
     data_wait_share: float | None = None  # metric lines where waiting for data takes this share of step time
     loss_jump: float | None = None  # a loss this many times the rank's earlier minimum, still there at the end

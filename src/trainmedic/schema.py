@@ -148,7 +148,10 @@ class CauseSpec(_Strict):
     # A stop from outside (the scheduler's time limit) after the run said training finished is this
     # cause (one with `after_finish`): the processes outlived their work.
     finished_as: str | None = None
-    after_finish: bool = False  # named by another cause's `finished_as`, not by a line of its own
+    after_finish: bool = False
+    # Also read from the collective timeouts themselves: ranks that timed out in one sequence number
+    # of a group, in different operations or sizes, were not running the same collective.
+    work_mismatch: bool = False  # named by another cause's `finished_as`, not by a line of its own
     data_wait_share: float | None = Field(default=None, gt=0.0, lt=1.0)
     loss_jump: float | None = Field(default=None, gt=1.0)
     loss_nonfinite: bool = False
@@ -255,6 +258,7 @@ def _to_entry(spec: EntrySpec, source: str) -> Entry:
             stranded_as=c.stranded_as,
             finished_as=c.finished_as,
             after_finish=c.after_finish,
+            work_mismatch=c.work_mismatch,
             data_wait_share=c.data_wait_share,
             loss_jump=c.loss_jump,
             loss_nonfinite=c.loss_nonfinite,

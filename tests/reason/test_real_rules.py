@@ -816,3 +816,16 @@ def test_a_traceback_multiprocessings_finalizers_caught_and_printed_is_no_failur
            '  File "/usr/lib64/python3.9/shutil.py", line 688, in _rmtree_safe_fd\n    os.unlink(entry.name, dir_fd=topfd)\n'
            "OSError: [Errno 16] Device or resource busy: '.nfs8b2479d03841bd4400015e16'\n")
     assert Diagnoser().diagnose(own.encode()).verdict == "failure"
+
+
+def test_timeouts_at_one_sequence_number_in_different_collectives_are_a_mismatch() -> None:
+    """Ranks 1 and 2 timed out in an ALLREDUCE at SeqNum 4084, rank 3 in a BROADCAST at the same
+    SeqNum: they were not running the same collective (rank 3 took another path), which is the code,
+    not a slow rank. Near-miss: the same timeouts all in the ALLREDUCE stay a collective timeout."""
+    d = _diagnose("more14b-dist-ddp-rank3-broadcast-vs-allreduce-desync")
+    assert d.primary is not None and d.primary.id == "rank-desync/mismatched-collectives" and d.primary.rank == 3
+    line = ("[rank{r}]:[E ProcessGroupNCCL.cpp:563] [Rank {r}] Watchdog caught collective operation timeout: "
+            "WorkNCCL(SeqNum=4084, OpType=ALLREDUCE, NumelIn=4821568, NumelOut=4821568, Timeout(ms)=600000) "
+            "ran for 600077 milliseconds before timing out.")
+    d = Diagnoser().diagnose("\n".join(line.format(r=r) for r in (1, 2, 3)).encode() + b"\n")
+    assert d.primary is not None and d.primary.id == "nccl-timeout/watchdog-timeout"

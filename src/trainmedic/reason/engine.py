@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -929,6 +930,43 @@ def _suspects(ctx: Context, events: list[Event], progress: dict[int | None, Rank
     return silent, "silent"
 
 
+_WORK = re.compile(r"WorkNCCL\(SeqNum=(\d{1,18}), OpType=(\w{1,40})(?:, NumelIn=(\d{1,18}))?")
+
+
+def _work_mismatch(ctx: Context, base: Diagnosis, events: list[Event]) -> Diagnosis | None:
+    """Ranks that timed out at the same sequence number of their group in different collectives (an
+    ALLREDUCE on ranks 1 and 2, a BROADCAST on rank 3): they were not running the same collective, so
+    nothing was late; the code called different collectives on different ranks. The rank whose
+    operation the fewest share took the other path."""
+    target = next((c.full_id for c in ctx.library.causes() if c.work_mismatch), None)
+    if target is None:
+        return None
+    ops: dict[tuple[str, int], dict[tuple[str, str], dict[int, Line]]] = defaultdict(lambda: defaultdict(dict))
+    for e in events:
+        if e.role != "cascade" or e.rank is None:
+            continue
+        for ln in e.evidence[:4]:
+            if m := _WORK.search(ln.text):
+                ops[(e.path, int(m[1]))][(m[2], m[3] or "")].setdefault(e.rank, ln)
+    for _, by_op in sorted(ops.items(), key=lambda kv: kv[0][1]):
+        if len(by_op) < 2:
+            continue
+        groups = sorted(by_op.values(), key=len)
+        odd = groups[0] if len(groups[0]) < len(groups[1]) else {}
+        rank = next(iter(odd)) if len(odd) == 1 else None
+        lines = [ln for g in groups for ln in list(g.values())[:2]]
+        seq = _WORK.search(lines[0].text)[1]  # type: ignore[index]  # every line was found by it
+        said = [f"{op}{' of ' + n if n else ''} on rank{'s' if len(g) > 1 else ''} {rank_ranges(sorted(g))}"
+                for (op, n), g in sorted(by_op.items(), key=lambda kv: len(kv[1]))]
+        why = (f"ranks timed out at one sequence number ({seq}) in different collectives: " + "; ".join(said)
+               + (f"; rank {rank} alone took the other path" if rank is not None else ""))
+        primary = _finding(ctx, target, confidence_=0.75, rank=rank, host=None, time=None, evidence=_evidence(lines),
+                           missing=_missing(ctx, target), why=why)
+        coll = _collateral(sorted(events, key=lambda e: (e.path, e.line)), target, exclude_rank=rank)
+        return replace(base, verdict="failure", primary=primary, collateral=coll)
+    return None
+
+
 def _still_busy(progress: dict[int | None, RankProgress], first: Event) -> RankProgress | None:
     """Progress no rank prefix claims, printed in the same file at or after the first timeout."""
     p = progress.get(None)
@@ -970,6 +1008,9 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
         primary = _unknown(ctx, [n.line for n in notable.quoted(odd)], first_line, 0.5, why, time=first_line.time)
         coll = _collateral(sorted(events, key=lambda e: (e.path, e.line)), ERROR_LINES, exclude_rank=first_line.rank)
         return replace(base, verdict="failure", primary=primary, collateral=coll)
+    mismatch = _work_mismatch(ctx, base, events)
+    if mismatch is not None:
+        return mismatch
     suspects, kind = _suspects(ctx, events, progress)
     cascades = [e for e in events if e.role == "cascade"]
     lead = cascades or events
