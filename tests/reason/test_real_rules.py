@@ -829,3 +829,29 @@ def test_timeouts_at_one_sequence_number_in_different_collectives_are_a_mismatch
             "ran for 600077 milliseconds before timing out.")
     d = Diagnoser().diagnose("\n".join(line.format(r=r) for r in (1, 2, 3)).encode() + b"\n")
     assert d.primary is not None and d.primary.id == "nccl-timeout/watchdog-timeout"
+
+
+@pytest.mark.parametrize("case_id", [
+    "more16b-ok-wandb-filestream-thread-traceback-training-continues",  # the tracker's file-stream thread
+    "more16b-ok-lightning-wandb-broken-pipe-threads-after-run-synced",  # after "finish... (success)"
+])
+def test_an_experiment_trackers_thread_dying_ends_no_training(case_id: str) -> None:
+    """wandb uploads from background threads; one dying mid-run or after wandb.finish() reported the
+    script's success ends nothing training waits on."""
+    assert _diagnose(case_id).verdict == "healthy"
+
+
+def test_a_training_thread_dying_or_a_failed_finish_is_still_read() -> None:
+    """Near-misses: wandb reporting the script's failure ("(failed 1)") is no finish; a DataLoader's
+    pin-memory thread dying is no tracker's."""
+    failed = ("wandb: Waiting for W&B process to finish... (failed 1). Press Control-C to abort syncing.\n"
+              "Exception in thread IntMsgThr:\nTraceback (most recent call last):\n"
+              '  File "/usr/lib/python3.10/threading.py", line 1016, in _bootstrap_inner\n    self.run()\n'
+              "BrokenPipeError: [Errno 32] Broken pipe\n")
+    assert Diagnoser().diagnose(failed.encode()).verdict == "failure"
+    pin = ("Exception in thread Thread-3:\nTraceback (most recent call last):\n"
+           '  File "/usr/lib/python3.10/threading.py", line 1016, in _bootstrap_inner\n    self.run()\n'
+           '  File "/opt/venv/lib/python3.10/site-packages/torch/utils/data/_utils/pin_memory.py", line 49, in '
+           "_pin_memory_loop\n    do_one_step()\n"
+           "RuntimeError: Pin memory thread exited unexpectedly\n")
+    assert Diagnoser().diagnose(pin.encode()).verdict == "failure"

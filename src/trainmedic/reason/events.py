@@ -247,9 +247,10 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
                 echo_of = library.frame_owner(tb.frames)
                 if echo_of is not None:  # the launcher's own traceback: an echo of its workers' failure
                     event = replace(event, cause=echo_of, role=library.cause(echo_of).role)
-            if event is not None and tb is not None and tb.thread and scan.done:
+            if event is not None and tb is not None and tb.thread and (scan.done or _tracker_thread(tb)):
                 # A helper thread (pin_memory, a logger) died, and the run says it finished: the main
-                # thread did its work; the thread's error ended nothing.
+                # thread did its work; the thread's error ended nothing. An experiment tracker's own
+                # thread (wandb's file stream, a TensorBoard writer) ends nothing training waits on.
                 event = None
             if event is not None and tb is not None and tb.ignored and not (
                     tb.interrupted and tb.first_line in stall_at and stall_at[tb.first_line] is not None) and (
@@ -263,6 +264,17 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
                 events.append(event)
                 order += 1
     return events
+
+
+# Experiment trackers' packages: their background threads upload metrics; training never waits on them.
+_TRACKERS = ("/wandb/", "/tensorboard/", "/tensorboardX/", "/mlflow/", "/comet_ml/", "/neptune/", "/clearml/")
+
+
+def _tracker_thread(tb: Traceback) -> bool:
+    """A thread's traceback whose innermost frames are an experiment tracker's own code."""
+    inner = [f.replace("\\", "/") for f in tb.frames[-4:] if f.startswith('File "')]
+    return bool(inner) and all(any(t in f for t in _TRACKERS) or "/threading.py" in f for f in inner) and any(
+        any(t in f for t in _TRACKERS) for f in inner)
 
 
 def _owner(tbs: list[Traceback], line: Line) -> int | None:

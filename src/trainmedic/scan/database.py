@@ -71,7 +71,9 @@ PROGRESS: tuple[Pattern, ...] = (
     Pattern("train-done", r"(?:[Tt]raining (?:completed|finished|complete)|'train_runtime'|"
             r"[Ff]inished training|`Trainer\.fit` stopped|max_epochs=\d+. reached|"
             r"[Tt]raining done|[Tt]raining (?:of \w+ )?is (?:done|finished|complete)|[Ss]aving final|"
-            r"WorkerState\.SUCCEEDED|worker group successfully finished)", "done"),
+            r"WorkerState\.SUCCEEDED|worker group successfully finished|"
+            # wandb.finish() reports the script's exit: "(success)" for 0, "(failed 1)" otherwise
+            r"Waiting for W&B process to finish\.\.\. \(success\))", "done"),
     # A script's own last word: a line that is only "done", "finished", "complete" (after any prefix).
     Pattern("bare-done", r"(?:^|\]:? ?|\d: )(?:[Dd]one|DONE|[Ff]inished|FINISHED|[Cc]ompleted?)[.!]?[ \t]*\r?$",
             "done"),
