@@ -855,3 +855,15 @@ def test_a_training_thread_dying_or_a_failed_finish_is_still_read() -> None:
            "_pin_memory_loop\n    do_one_step()\n"
            "RuntimeError: Pin memory thread exited unexpectedly\n")
     assert Diagnoser().diagnose(pin.encode()).verdict == "failure"
+
+
+def test_a_precursors_error_sounding_advice_is_not_an_error_line() -> None:
+    """DeepSpeed ZeRO-3's "pytorch allocator cache flushes since last step ... If you are unable to make
+    the cache flushes go away ..." is a warning of memory pressure (a precursor), not the failure
+    no signature knows. Near-miss: an error after it is still a failure, read first as the OOM it
+    foretold."""
+    d = _diagnose("more16b-ok-peft-flan-t5-zero3-allocator-cache-flushes-warning")
+    assert d.verdict == "healthy", d.primary
+    warn = _case("more16b-ok-peft-flan-t5-zero3-allocator-cache-flushes-warning").log.rstrip("\n")
+    d = Diagnoser().diagnose(f"{warn}\nRuntimeError: CUDA error: unspecified launch failure in step 40\n".encode())
+    assert d.verdict == "failure" and d.primary is not None

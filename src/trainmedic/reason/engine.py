@@ -37,7 +37,7 @@ from trainmedic.model import (
 )
 from trainmedic.reason import action, confidence, memory, notable, patterns, phase, templates
 from trainmedic.reason import facts as machine
-from trainmedic.reason.events import build_events, is_handled, pid_of, precursors, strength, with_cause
+from trainmedic.reason.events import build_events, is_handled, is_precursor, pid_of, precursors, strength, with_cause
 from trainmedic.reason.templates import Baseline
 from trainmedic.util.text import rank_ranges
 
@@ -469,7 +469,10 @@ def _verdict(ctx: Context) -> Diagnosis:
         primary = _finding(ctx, failed.cause, confidence_=0.75, rank=p.rank, host=None, time=None, evidence=ev,
                            missing=_missing(ctx, failed.cause), why=failed.why)
         return replace(base, verdict="failure", primary=primary)
-    unknown = _error_lines(ctx, base, progress, {(m.line.path, m.line.number) for m in handled})
+    # (Nor a line a fingerprint reads as a warning or a precursor: its error-sounding words are advice.)
+    quiet = [m for s in ctx.scans for m in s.matches if is_precursor(ctx.library, m)
+             or ((fp := ctx.library.fingerprint(m.fingerprint)) is not None and fp.warning)]
+    unknown = _error_lines(ctx, base, progress, {(m.line.path, m.line.number) for m in (*handled, *quiet)})
     if unknown is not None:
         return unknown
     return _hang_or_healthy(ctx, base, progress)
