@@ -867,3 +867,16 @@ def test_a_precursors_error_sounding_advice_is_not_an_error_line() -> None:
     warn = _case("more16b-ok-peft-flan-t5-zero3-allocator-cache-flushes-warning").log.rstrip("\n")
     d = Diagnoser().diagnose(f"{warn}\nRuntimeError: CUDA error: unspecified launch failure in step 40\n".encode())
     assert d.verdict == "failure" and d.primary is not None
+
+
+def test_a_frame_quoted_as_a_location_then_a_log_record_is_no_exception() -> None:
+    """Inductor's "skipping cudagraphs due to cpu device (cat_1). Found from :" quotes one frame of the
+    user's code; the next record is a glog warning ("W0907 ... failed while executing ..."), not the
+    frame's exception. Near-miss: a quoted frame ending in a real exception line is still a failure."""
+    d = _diagnose("more16b-ok-ultralytics-compile-skipping-cudagraphs-cpu-device")
+    assert d.verdict == "healthy", d.primary
+    quoted = ('  File "/data/coco.py", line 229, in loadImgs\n    return [self.imgs[id] for id in ids]\n'
+              '  File "/data/coco.py", line 229, in <listcomp>\n    return [self.imgs[id] for id in ids]\n'
+              "KeyError: '2'\n")
+    d = Diagnoser().diagnose(quoted.encode())
+    assert d.verdict == "failure" and d.primary is not None and "KeyError" in d.primary.evidence[0].text

@@ -93,6 +93,11 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
                 last = first_line + idx
                 bare_frame = stripped.startswith('File "')
                 continue
+            if headless and _RECORD.match(stripped) and not _EXCEPTION_LINE.match(stripped):
+                # Frames quoted without Python's header, then a line no exception starts with (a log
+                # record: "W0907 12:16:49 ... failed while ..."): a location someone printed, which
+                # raised nothing here.
+                break
             exceptions.append(stripped)
             last = first_line + idx
             state = "after"
@@ -130,6 +135,8 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
     # Neither Python's header nor an exception: frames a stack printer wrote (traceback.print_stack,
     # pystack, a periodic stack logger) of a process that was alive, not an error it raised.
     sample = headless and not exceptions
+    if sample and sum(f.startswith('File "') for f in frames) < 2:
+        return None  # one frame is a location ("Found from: File ..."), not a stack
     return Traceback(path, first_line, last, rank, tuple(frames[-60:]), tuple(exceptions), interrupted,
                      truncated=not exceptions, dump=sample)
 
