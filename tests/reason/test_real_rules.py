@@ -880,3 +880,14 @@ def test_a_frame_quoted_as_a_location_then_a_log_record_is_no_exception() -> Non
               "KeyError: '2'\n")
     d = Diagnoser().diagnose(quoted.encode())
     assert d.verdict == "failure" and d.primary is not None and "KeyError" in d.primary.evidence[0].text
+
+
+def test_a_worker_exception_re_raised_with_its_traceback_as_message_is_read_whole() -> None:
+    """torch 0.4-1.0 re-raised a DataLoader worker's exception as "RuntimeError: Traceback (most recent
+    call last):" with the worker's frames and exception below: one traceback, whose specific message
+    (a shared-memory segment it could not write) beats the generic worker frame."""
+    d = _diagnose("more16b-k8s-kubeflow-notebook-fastai-unable-to-write-torch-shm")
+    assert d.primary is not None and d.primary.id == "dataloader-worker-failure/shm-exhausted"
+    [scan] = Diagnoser(parallel=False).scan(
+        Named("a.log", _case("more16b-k8s-kubeflow-notebook-fastai-unable-to-write-torch-shm").log.encode()))
+    assert len(scan.tracebacks) == 1 and scan.tracebacks[0].final.startswith("RuntimeError: unable to write")

@@ -220,6 +220,11 @@ def _caught_by_runner(tb: Traceback) -> bool:
     return bool(tb.frames) and all(part in tb.frames[0] for part in _CATCHING_RUNNER)
 
 
+# torch 0.4-1.0 re-raised a DataLoader worker's exception with the worker's traceback as its message:
+# "RuntimeError: Traceback (most recent call last):" then the worker's frames and exception.
+_RERAISED = re.compile(r"[A-Za-z_][\w.]{0,80}: Traceback \(most recent call last\):")
+
+
 def _continued(line: Line, block: bytes, start: int) -> Line:
     """An unprefixed line under a prefixed exception header whose message starts on the next line
     ("[rank0]: deepspeed...ZeRORuntimeException:" then "The checkpoint being loaded used ..."): the
@@ -432,7 +437,8 @@ class Reader:
                     # the traceback around it, or on its own when the excerpt starts at the message.
                     if any(t.path == path and t.first_line < lineno <= t.last_line for t in result.tracebacks[-4:]):
                         continue
-                elif not att.rest.lstrip().removeprefix("^C").startswith("Traceback"):
+                elif not att.rest.lstrip().removeprefix("^C").startswith("Traceback") and not _RERAISED.match(
+                        att.rest.lstrip()):
                     continue  # embedded in torchrun's summary; the summary parser reads it
                 if len(result.tracebacks) < 2000:
                     tb_rank = att.rank if att.rank is not None else file_rank
