@@ -829,6 +829,14 @@ def test_timeouts_at_one_sequence_number_in_different_collectives_are_a_mismatch
             "ran for 600077 milliseconds before timing out.")
     d = Diagnoser().diagnose("\n".join(line.format(r=r) for r in (1, 2, 3)).encode() + b"\n")
     assert d.primary is not None and d.primary.id == "nccl-timeout/watchdog-timeout"
+    # near-miss: one sequence number in two process groups is two different collectives' numbers
+    groups = ("[rank{r}]:[E ProcessGroupNCCL.cpp:1595] [PG {g} Rank {r}] Watchdog caught collective operation "
+              "timeout: WorkNCCL(SeqNum=10, OpType={op}, NumelIn=8, NumelOut=8, Timeout(ms)=600000) ran for 600077 "
+              "milliseconds before timing out.")
+    log = "\n".join(groups.format(r=r, g=g, op=op) for r, g, op in ((0, 1, "ALLREDUCE"), (1, 1, "ALLREDUCE"),
+                                                                    (2, 2, "BROADCAST"), (3, 2, "BROADCAST")))
+    d = Diagnoser().diagnose(log.encode() + b"\n")
+    assert d.primary is not None and d.primary.id == "nccl-timeout/watchdog-timeout"
 
 
 @pytest.mark.parametrize("case_id", [

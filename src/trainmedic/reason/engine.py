@@ -933,6 +933,7 @@ def _suspects(ctx: Context, events: list[Event], progress: dict[int | None, Rank
     return silent, "silent"
 
 
+_PG = re.compile(r"\[PG (?:ID )?(\d{1,9})\b")
 _WORK = re.compile(r"WorkNCCL\(SeqNum=(\d{1,18}), OpType=(\w{1,40})(?:, NumelIn=(\d{1,18}))?")
 
 
@@ -944,14 +945,17 @@ def _work_mismatch(ctx: Context, base: Diagnosis, events: list[Event]) -> Diagno
     target = next((c.full_id for c in ctx.library.causes() if c.work_mismatch), None)
     if target is None:
         return None
-    ops: dict[tuple[str, int], dict[tuple[str, str], dict[int, Line]]] = defaultdict(lambda: defaultdict(dict))
+    # (path, process group, sequence number) -> (operation, size) -> rank -> line: sequence numbers
+    # count per process group ("[PG 1 Rank 6]", "[PG ID 0 PG GUID 0(default_pg) Rank 2]").
+    ops: dict[tuple[str, str, int], dict[tuple[str, str], dict[int, Line]]] = defaultdict(lambda: defaultdict(dict))
     for e in events:
         if e.role != "cascade" or e.rank is None:
             continue
         for ln in e.evidence[:4]:
             if m := _WORK.search(ln.text):
-                ops[(e.path, int(m[1]))][(m[2], m[3] or "")].setdefault(e.rank, ln)
-    for _, by_op in sorted(ops.items(), key=lambda kv: kv[0][1]):
+                pg = _PG.search(ln.text)
+                ops[(e.path, pg[1] if pg else "", int(m[1]))][(m[2], m[3] or "")].setdefault(e.rank, ln)
+    for _, by_op in sorted(ops.items(), key=lambda kv: kv[0][2]):
         if len(by_op) < 2:
             continue
         groups = sorted(by_op.values(), key=len)
