@@ -899,3 +899,14 @@ def test_a_worker_exception_re_raised_with_its_traceback_as_message_is_read_whol
     [scan] = Diagnoser(parallel=False).scan(
         Named("a.log", _case("more16b-k8s-kubeflow-notebook-fastai-unable-to-write-torch-shm").log.encode()))
     assert len(scan.tracebacks) == 1 and scan.tracebacks[0].final.startswith("RuntimeError: unable to write")
+
+
+def test_nccl_errors_at_startup_that_training_ran_past_end_nothing() -> None:
+    """Azure ML: NCCL's remote allocator reports a closed connection and "Cuda failure 'out of memory'"
+    at bootstrap, then pytorch/examples-style lines ("Train Epoch: 1 [2700/246000 (18%)]") show the
+    step rising: the errors and the collateral they brought ended nothing. Near-miss: the same errors
+    with no progress after them are the failure."""
+    case = _case("more16b-ok-azureml-nccl-rem-allocator-failed-training-continues")
+    assert Diagnoser().diagnose(case.log.encode()).verdict == "healthy"
+    head = case.log.split("Train Epoch")[0]
+    assert Diagnoser().diagnose(head.encode()).verdict == "failure"

@@ -71,7 +71,8 @@ NOTABLE_KEEP = 256  # error-worded lines kept from one input's tail: its first o
 _STEP = re.compile(r"(?:global_step|[Ss]tep|[Ii]ter(?:ation)?)[ =:]+(\d{1,18}(?!\d))")
 _TQDM = re.compile(r"(\d{1,18}(?!\d))/(\d{1,18}(?!\d)) \[")
 _EPOCH = re.compile(r"[Ee]poch[ =:]+(\d{1,18}(?!\d))")
-_BRACKETED = re.compile(r"\[(\d{1,18}(?!\d))/\d+\]")  # MMEngine's "[200/62598]": the iteration within the epoch
+# The iteration within the epoch: MMEngine's "[200/62598]", pytorch/examples' "[2700/60000 (4%)]"
+_BRACKETED = re.compile(r"\[(\d{1,18}(?!\d))/\d+(?: \(\d{1,3}%\))?\]")
 _WORLD = re.compile(r"(?:world_size|WORLD_SIZE|num_processes)[=: ]+(\d{1,18}(?!\d))")
 _KV = re.compile(r"(\w+) *: (.*)")
 _OWN_LEVEL = linear.compile_bytes(ERROR_LEVEL)

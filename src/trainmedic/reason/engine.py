@@ -442,6 +442,10 @@ def _verdict(ctx: Context) -> Diagnosis:
     # An error after which its process trained on (a later line of its rank shows the step or epoch
     # rising) did not end the run: a note, not the failure.
     went_on = [e for e in initiating if _went_on(ctx, e)]
+    if went_on and not [e for e in initiating if e not in went_on]:
+        # (and the collateral it brought, when the process trained on after that too)
+        went_on += [e for e in collateral_events if _went_on(ctx, e)]
+        collateral_events = [e for e in collateral_events if e not in went_on]
     if went_on:
         initiating = [e for e in initiating if e not in went_on]
         base = replace(base, notes=(*base.notes, *(
