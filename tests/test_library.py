@@ -194,3 +194,16 @@ def test_a_cause_read_after_the_finish_and_the_stops_that_name_it_agree() -> Non
     cut = dataclasses.replace(sched, causes=tuple(dataclasses.replace(c, finished_as=None) for c in sched.causes))
     with pytest.raises(LibraryError, match="no cause names it"):
         _check_links([cut if e is sched else e for e in entries])
+
+
+def test_a_page_says_what_a_cause_without_a_fingerprint_is_read_from() -> None:
+    from trainmedic.report.entry import cause_markdown
+
+    lib = load_library()
+    for cid, words in (("training-hang/exit-hang", "after the log said training finished"),
+                       ("unclassified-failure/metric-anomaly", "turns NaN or Inf")):
+        entry, cause = lib.resolve(cid)
+        assert cause is not None
+        assert words in cause_markdown(entry, cause)
+    entry, cause = lib.resolve("host-oom/oom-killer")
+    assert cause is not None and "Read without a line" not in cause_markdown(entry, cause)

@@ -43,10 +43,19 @@ def cause_markdown(entry: Entry, cause: Cause) -> str:
         out += ["## Can be mistaken for\n", "".join(f"- `{c}`\n" for c in cause.competes)]
     if cause.prevention:
         out += ["## Prevention\n", "".join(f"- {p}\n" for p in cause.prevention)]
-    out += ["## For library authors: fingerprints\n", "".join(
-        f"- `{f.id}` (weight {f.weight}{', ambiguous' if f.ambiguous else ''}"
-        f"{', warning' if f.warning else ''}{', precursor' if f.precursor else ''}): `{f.regex}`\n"
-        for f in cause.fingerprints)]
+    read_from = [
+        *(["a loss (or gradient norm) that turns NaN or Inf and stays so"] if cause.loss_nonfinite else []),
+        *([f"a loss {cause.loss_jump} times its earlier minimum, still there at the end"] if cause.loss_jump else []),
+        *([f"steps that spend {cause.data_wait_share:.0%} of their time or more waiting for data"]
+          if cause.data_wait_share else []),
+        *(["a stop from outside (the scheduler's time limit, a cancel) after the log said training finished"]
+          if cause.after_finish else []),
+    ]
+    out += ["## For library authors: fingerprints\n",
+            *([f"Read without a line of its own, from: {'; '.join(read_from)}.\n"] if read_from else []),
+            "".join(f"- `{f.id}` (weight {f.weight}{', ambiguous' if f.ambiguous else ''}"
+                    f"{', warning' if f.warning else ''}{', precursor' if f.precursor else ''}): `{f.regex}`\n"
+                    for f in cause.fingerprints)]
     return "\n".join(out)
 
 
