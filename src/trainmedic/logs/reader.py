@@ -299,14 +299,14 @@ class Reader:
         self.backend = backend
         self.scanner: Scanner = build_scanner(patterns, backend)
         # Hyperscan nominates a line; RE2 confirms it, in time linear in the line whatever it holds.
-        self.compiled = PatternSet(tuple(patterns)).compiled()
+        self.compiled = PatternSet(tuple(patterns)).programs()
         self.progress_scanner: Scanner = build_scanner(PROGRESS, backend)
-        self.progress_compiled = PatternSet(PROGRESS).compiled()
+        self.progress_compiled = PatternSet(PROGRESS).programs()
         self.severity = severity
         self.phase_scanner: Scanner = build_scanner(PHASES, backend)
-        self.phase_compiled = PatternSet(PHASES).compiled()
+        self.phase_compiled = PatternSet(PHASES).programs()
         self.severity_scanner: Scanner = build_scanner(severity, backend)
-        self.severity_compiled = PatternSet(severity).compiled()
+        self.severity_compiled = PatternSet(severity).programs()
 
     # ------------------------------------------------------------ one input
 
