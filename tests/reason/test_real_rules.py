@@ -910,3 +910,15 @@ def test_nccl_errors_at_startup_that_training_ran_past_end_nothing() -> None:
     assert Diagnoser().diagnose(case.log.encode()).verdict == "healthy"
     head = case.log.split("Train Epoch")[0]
     assert Diagnoser().diagnose(head.encode()).verdict == "failure"
+
+
+def test_among_ranks_that_exited_on_their_own_the_summarys_root_cause_leads() -> None:
+    """torchrun's ChildFailedError summary lists ranks 0 and 1 with exit code 1; its "Root Cause (first
+    observed failure)" section holds rank 0. Near-miss: with both records under "Failures:" nothing
+    says which came first."""
+    log = _case("more19a-dist-minigpt4-torchrun-root-cause-rank0-exit1").log
+    d = Diagnoser().diagnose(log.encode())
+    assert d.primary is not None and d.primary.rank == 0
+    both = log.replace("Root Cause (first observed failure):", "------------------------------------------------------------")
+    d = Diagnoser().diagnose(both.encode())
+    assert d.primary is not None and d.primary.rank is None

@@ -897,6 +897,12 @@ def _suspects(ctx: Context, events: list[Event], progress: dict[int | None, Rank
     launcher_lines = [n.line for n in notable.every(ctx.scans) if launcher_rank(n.line.text) is not None]
     own_exit = sorted(({r.rank for r in records if r.exitcode not in (None, -15, 0)} | _failed_ranks(events)
                        | _failed_in(launcher_lines)) - timed_out)
+    if len(own_exit) > 1:
+        # Several exited on their own: the one the launcher observed first ("Root Cause (first observed
+        # failure)") leads among them.
+        first_seen = {r.rank for r in records if r.root_cause and r.rank in own_exit}
+        if len(first_seen) == 1:
+            return sorted(first_seen), "exited"
     if own_exit:
         return own_exit, "exited"
     lines = [ln for e in cascades for ln in e.evidence[:4]]
