@@ -123,3 +123,12 @@ def test_a_c10d_message_glued_to_a_progress_bar_keeps_its_rank() -> None:
     # A rank a long message names deep inside its own text is not the line's rank.
     named = "x" * 200 + " waiting for [Rank 1] to join"
     assert split_prefix(named).rank is None
+
+
+def test_sagemakers_mpi_prefix_names_the_rank() -> None:
+    """SageMaker's MPI launcher: "[1,mpirank:3,algo-1]<stderr>:" is rank 3 (algo-1 is the instance)."""
+    att = split_prefix("[1,mpirank:3,algo-1]<stderr>:RuntimeError: CUDA out of memory.")
+    assert att.rank == 3 and att.rest == "RuntimeError: CUDA out of memory."
+    att = split_prefix("2024-02-01 10:00:00 [1,mpirank:5,algo-2]<stdout>:step 3")
+    assert att.rank == 5 and att.rest == "step 3"
+    assert split_prefix("[1,mpirank:x,algo-1]<stderr>: step").rank is None  # near-miss: no rank number

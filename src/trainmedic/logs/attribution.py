@@ -12,6 +12,8 @@ from pathlib import PurePath
 _RANK_PREFIXES = (
     re.compile(r"\[(?:rank|default)(\d{1,6})\]:[ ]?"),  # torchrun tee / torch>=2.2 traceback prefix
     re.compile(r"\[1,(\d{1,6})\]<(?:stdout|stderr)>:[ ]?"),  # mpirun --tag-output
+    # SageMaker's MPI launcher tags the rank and the host: "[1,mpirank:3,algo-1]<stderr>:"
+    re.compile(r"\[1,mpirank:(\d{1,6}),[^\]\n]{1,40}\]<(?:stdout|stderr)>:[ ]?"),
     re.compile(r"\[rank: (\d{1,6})\] "),  # Lightning rank_prefixed_message
     re.compile(r"\[RANK (\d{1,6})\] "),  # project loggers (SimpleTuner, ...); never a torch message's own "[Rank N]"
     re.compile(r" {0,5}(\d{1,5}): "),  # srun -l (right-aligned)
@@ -87,7 +89,7 @@ def split_prefix(text: str) -> Attribution:
     if rank is None and pos == 0:
         lead = _LEADING_TIME.match(text)
         if lead:
-            for rx in _RANK_PREFIXES[:3]:
+            for rx in _RANK_PREFIXES[:4]:  # the bracketed ones (not srun -l's bare "3: ")
                 m = rx.match(text, lead.end())
                 if m:
                     return Attribution(int(m.group(1)), host, text[m.end():])
