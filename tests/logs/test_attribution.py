@@ -132,3 +132,15 @@ def test_sagemakers_mpi_prefix_names_the_rank() -> None:
     att = split_prefix("2024-02-01 10:00:00 [1,mpirank:5,algo-2]<stdout>:step 3")
     assert att.rank == 5 and att.rest == "step 3"
     assert split_prefix("[1,mpirank:x,algo-1]<stderr>: step").rank is None  # near-miss: no rank number
+
+
+def test_a_sagemaker_prefixed_traceback_quoted_from_its_first_frame_is_read() -> None:
+    from trainmedic.api import Diagnoser, Named
+
+    log = ('[1,mpirank:2,algo-1]<stderr>:  File "train.py", line 40, in <module>\n'
+           "[1,mpirank:2,algo-1]<stderr>:    main()\n"
+           '[1,mpirank:2,algo-1]<stderr>:  File "train.py", line 33, in main\n'
+           "[1,mpirank:2,algo-1]<stderr>:    loss = model(x)\n"
+           "[1,mpirank:2,algo-1]<stderr>:ZeroDivisionError: division by zero\n")
+    [scan] = Diagnoser(parallel=False).scan(Named("a.log", log.encode()))
+    assert len(scan.tracebacks) == 1 and scan.tracebacks[0].rank == 2

@@ -41,7 +41,8 @@ STRUCTURE: tuple[Pattern, ...] = (
     # first frame line starts it. The reader takes only a frame with no frame or header above it.
     # torch >= 2.2's launcher prefixes every line of it ("[rank24]: File ..."), as mpirun --tag-output does.
     Pattern("headless-traceback",
-            r'^(?:\[(?:rank|default)\d+\]:|\[1,\d+\]<std(?:out|err)>:)?[ \t]*File "[^"\n]+", line \d+, in ',
+            r'^(?:\[(?:rank|default)\d+\]:|\[1,(?:mpirank:)?\d+(?:,[^\]\n]{1,40})?\]<std(?:out|err)>:)?'
+            r'[ \t]*File "[^"\n]+", line \d+, in ',
             "traceback"),
     # py-spy's dump of a process's main thread ("Thread 0x7FA6E7C01740 (idle): \"MainThread\""): its
     # frames say where a stuck run waited, read as a traceback's are.
