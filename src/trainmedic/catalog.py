@@ -170,8 +170,8 @@ def _check_links(entries: list[Entry]) -> None:
     for named in sorted(t for t in finished_targets - after_finish if t is not None):
         if named in causes:
             raise LibraryError(f"{named}: named by finished_as, so it needs after_finish: true")
-    for cid in sorted(after_finish - finished_targets):
-        raise LibraryError(f"{cid}: after_finish, but no cause names it as its finished_as")
+    if orphans := sorted(after_finish - finished_targets):
+        raise LibraryError(f"{orphans[0]}: after_finish, but no cause names it as its finished_as")
     seen: dict[str, str] = {}
     for e in entries:
         for name in (e.id, *e.aliases):

@@ -49,6 +49,7 @@ from trainmedic.scan.database import (
     build_scanner,
 )
 from trainmedic.util import linear
+from trainmedic.util.text import to_bytes
 
 LOOKAHEAD = 1 << 20  # how far into the next block a traceback or summary may run
 TAIL = 256 << 10  # bytes at the end of each input read line by line for progress
@@ -194,8 +195,6 @@ def _glued(line: Line, raw: bytes, vis: bytes, end_in_line: int) -> Line:
 # units "B", "KB"/"MB"/"GB" before 2.0, "KiB"/"MiB"/"GiB" from 2.0). The first figure is the current usage.
 _TABLE_ROW = re.compile(r"\|\s{0,8}(Allocated memory|GPU reserved memory)\s{0,40}\|\s{0,20}"
                         r"(\d{1,12}) ?([KMGTP]i?B|B)\b")
-_TABLE_UNIT = {"B": 1, "KB": 2**10, "MB": 2**20, "GB": 2**30, "TB": 2**40, "PB": 2**50,
-               "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40, "PiB": 2**50}
 
 
 def _memory_table(lines: Iterable[bytes], path: str, lineno: int) -> MemoryTable | None:
@@ -204,7 +203,7 @@ def _memory_table(lines: Iterable[bytes], path: str, lineno: int) -> MemoryTable
     for raw in lines:
         m = _TABLE_ROW.search(split_prefix(_decode(raw[:400])).rest)
         if m and m[1] not in found:
-            found[m[1]] = int(m[2]) * _TABLE_UNIT[m[3]]
+            found[m[1]] = to_bytes(m[2], m[3])
             if len(found) == 2:
                 return MemoryTable(path, lineno, found["Allocated memory"], found["GPU reserved memory"])
     return None

@@ -965,14 +965,13 @@ def _work_mismatch(ctx: Context, base: Diagnosis, events: list[Event]) -> Diagno
             if m := _WORK.search(ln.text):
                 pg = _PG.search(ln.text)
                 ops[(e.path, pg[1] if pg else "", int(m[1]))][(m[2], m[3] or "")].setdefault(e.rank, ln)
-    for _, by_op in sorted(ops.items(), key=lambda kv: kv[0][2]):
+    for (_, _, seq), by_op in sorted(ops.items(), key=lambda kv: kv[0][2]):
         if len(by_op) < 2:
             continue
         groups = sorted(by_op.values(), key=len)
         odd = groups[0] if len(groups[0]) < len(groups[1]) else {}
         rank = next(iter(odd)) if len(odd) == 1 else None
         lines = [ln for g in groups for ln in list(g.values())[:2]]
-        seq = _WORK.search(lines[0].text)[1]  # type: ignore[index]  # every line was found by it
         said = [f"{op}{' of ' + n if n else ''} on rank{'s' if len(g) > 1 else ''} {rank_ranges(sorted(g))}"
                 for (op, n), g in sorted(by_op.items(), key=lambda kv: len(kv[1]))]
         why = (f"ranks timed out at one sequence number ({seq}) in different collectives: " + "; ".join(said)

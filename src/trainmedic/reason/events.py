@@ -273,8 +273,8 @@ _TRACKERS = ("/wandb/", "/tensorboard/", "/tensorboardX/", "/mlflow/", "/comet_m
 def _tracker_thread(tb: Traceback) -> bool:
     """A thread's traceback whose innermost frames are an experiment tracker's own code."""
     inner = [f.replace("\\", "/") for f in tb.frames[-4:] if f.startswith('File "')]
-    return bool(inner) and all(any(t in f for t in _TRACKERS) or "/threading.py" in f for f in inner) and any(
-        any(t in f for t in _TRACKERS) for f in inner)
+    tracker = [any(t in f for t in _TRACKERS) for f in inner]
+    return any(tracker) and all(own or "/threading.py" in f for own, f in zip(tracker, inner, strict=True))
 
 
 def _owner(tbs: list[Traceback], line: Line) -> int | None:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 
-_UNIT = {"B": 1, "bytes": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+from trainmedic.util.text import to_bytes
+
 _SIZE = r"(\d+(?:\.\d+)?) (bytes|B|KiB|MiB|GiB|TiB)"
 _REQUEST = re.compile(r"Tried to allocate " + _SIZE)
 # torch >= 2.1: "Of the allocated memory 2.93 GiB is allocated by PyTorch, and 2.30 GiB is reserved by
@@ -28,24 +29,20 @@ TABLE_SHARE = 0.5  # a memory summary alone: at least half of what PyTorch held 
 FLOOR = 256 * 2**20  # and at least this many: a few stranded megabytes on a full device are no cause
 
 
-def _bytes(number: str, unit: str) -> float:
-    return float(number) * _UNIT[unit]
-
-
 def figures(text: str) -> tuple[float, float, float] | None:
     """(requested, allocated, reserved-but-unallocated) in bytes, or None if the message lacks them."""
     text = text[:2000]
     req = _REQUEST.search(text)
     if req is None:
         return None
-    requested = _bytes(*req.groups())
+    requested = to_bytes(*req.groups())
     if m := _NEW.search(text):
-        return requested, _bytes(m[1], m[2]), _bytes(m[3], m[4])
+        return requested, to_bytes(m[1], m[2]), to_bytes(m[3], m[4])
     if m := _RESERVED.search(text):
-        allocated = _bytes(m[1], m[2])
-        return requested, allocated, max(0.0, _bytes(m[3], m[4]) - allocated)
+        allocated = to_bytes(m[1], m[2])
+        return requested, allocated, max(0.0, to_bytes(m[3], m[4]) - allocated)
     if m := _CACHED.search(text):
-        return requested, _bytes(m[1], m[2]), _bytes(m[3], m[4])
+        return requested, to_bytes(m[1], m[2]), to_bytes(m[3], m[4])
     return None
 
 

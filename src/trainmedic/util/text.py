@@ -27,6 +27,17 @@ def human_bytes(n: int | None, units: tuple[str, ...] = ("B", "KB", "MB", "GB"),
     return f"{n}{sep}{units[0]}"  # pragma: no cover - the loop always returns
 
 
+# What a size's unit is worth, as PyTorch prints sizes: binary prefixes, and before 2.0 the same binary
+# multiples under decimal names ("1062 MB" in memory_summary()).
+_BYTES_PER_UNIT = {"B": 1, "bytes": 1, "KB": 2**10, "MB": 2**20, "GB": 2**30, "TB": 2**40, "PB": 2**50,
+                   "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40, "PiB": 2**50}
+
+
+def to_bytes(number: str, unit: str) -> float:
+    """The inverse of human_bytes for a figure a log printed ("2.93", "GiB")."""
+    return float(number) * _BYTES_PER_UNIT[unit]
+
+
 def code_fence(text: str, language: str = "") -> str:
     """A markdown code block around `text`, its fence longer than any run of backticks inside."""
     fence = "```"
