@@ -865,6 +865,39 @@ def test_a_training_thread_dying_or_a_failed_finish_is_still_read() -> None:
     assert Diagnoser().diagnose(pin.encode()).verdict == "failure"
 
 
+@pytest.mark.parametrize("case_id", [
+    "more12b-ok-deeplabcut-enqueue-cancelled-after-max-iter",  # the message continues on a tab
+    "more14b-ok-deeplabcut-enqueue-cancelled-after-training",  # then a chained, cut traceback
+])
+def test_a_helper_thread_whose_work_was_cancelled_ended_nothing(case_id: str) -> None:
+    """A feeder thread's enqueue is cancelled when its session closes: a CancelledError in a thread is
+    how the program stopped its helper, not a failure; the chain line after it is no error line."""
+    d = _diagnose(case_id)
+    assert d.verdict == "healthy", d.primary
+
+
+def test_a_cancelled_main_thread_or_a_thread_that_failed_is_still_read() -> None:
+    """Near-misses: a CancelledError outside a thread (asyncio's, ending the program) is a failure; a
+    thread that died of another error, chained to the cancellation, is read as before when the
+    thread's own exception is the failure."""
+    main = ("Traceback (most recent call last):\n  File \"serve.py\", line 9, in <module>\n    asyncio.run(main())\n"
+            "asyncio.exceptions.CancelledError\n")
+    assert Diagnoser().diagnose(main.encode()).verdict == "failure"
+    thread = ("Exception in thread Thread-2:\nTraceback (most recent call last):\n"
+              '  File "/usr/lib/python3.10/threading.py", line 1016, in _bootstrap_inner\n    self.run()\n'
+              '  File "/opt/app/feeder.py", line 40, in run\n    self.queue.put(batch)\n'
+              "OSError: [Errno 28] No space left on device\n")
+    d = Diagnoser().diagnose(thread.encode())
+    assert d.verdict == "failure" and d.primary is not None
+
+
+def test_a_chain_line_alone_is_no_error_line() -> None:
+    """"During handling of the above exception, another exception occurred:" links two tracebacks;
+    their exception lines say what failed, so the link is never quoted as an error of its own."""
+    log = ("step 10 loss 0.5\nDuring handling of the above exception, another exception occurred:\n")
+    assert Diagnoser().diagnose(log.encode()).verdict == "healthy"
+
+
 def test_a_precursors_error_sounding_advice_is_not_an_error_line() -> None:
     """DeepSpeed ZeRO-3's "pytorch allocator cache flushes since last step ... If you are unable to make
     the cache flushes go away ..." is a warning of memory pressure (a precursor), not the failure

@@ -662,6 +662,9 @@ class Reader:
             vis = _visible(raw, len(raw))[:2000]
             hit = {self.severity[pid].kind for _, pid in by_line[start] if self.severity_compiled[pid].search(vis)}
             number = lines.number(start)
+            if any(c in vis for c in _CHAIN_BYTES):
+                # (Python's line between two chained tracebacks: their exception lines say what failed.)
+                continue
             if "fatal" in hit:
                 severity = 3
             # NCCL's WARN is its error level, except its proxy's "[Service thread]" notes as a process
@@ -681,6 +684,9 @@ class Reader:
             found.append(Notable(line, severity))
         half = NOTABLE_KEEP // 2
         result.notable = found if len(found) <= NOTABLE_KEEP else found[:half] + found[-half:]
+
+
+_CHAIN_BYTES = (b"During handling of the above exception", b"The above exception was the direct cause")
 
 
 class _TailLines:

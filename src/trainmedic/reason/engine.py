@@ -37,7 +37,16 @@ from trainmedic.model import (
 )
 from trainmedic.reason import action, confidence, memory, notable, patterns, phase, templates
 from trainmedic.reason import facts as machine
-from trainmedic.reason.events import build_events, is_handled, is_precursor, pid_of, precursors, strength, with_cause
+from trainmedic.reason.events import (
+    build_events,
+    harmless_thread,
+    is_handled,
+    is_precursor,
+    pid_of,
+    precursors,
+    strength,
+    with_cause,
+)
 from trainmedic.reason.templates import Baseline
 from trainmedic.util.text import rank_ranges
 
@@ -476,7 +485,11 @@ def _verdict(ctx: Context) -> Diagnosis:
     # (Nor a line a fingerprint reads as a warning or a precursor: its error-sounding words are advice.)
     quiet = [m for s in ctx.scans for m in s.matches if is_precursor(ctx.library, m)
              or ((fp := ctx.library.fingerprint(m.fingerprint)) is not None and fp.warning)]
-    unknown = _error_lines(ctx, base, progress, {(m.line.path, m.line.number) for m in (*handled, *quiet)})
+    # (Nor the lines of a helper thread's traceback that ended nothing, from its "Exception in thread" on.)
+    harmless = {(t.path, n) for s in ctx.scans for t in s.tracebacks if harmless_thread(t)
+                for n in range(t.first_line - 1, t.last_line + 1)}
+    unknown = _error_lines(ctx, base, progress,
+                           {(m.line.path, m.line.number) for m in (*handled, *quiet)} | harmless)
     if unknown is not None:
         return unknown
     return _hang_or_healthy(ctx, base, progress)

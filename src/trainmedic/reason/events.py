@@ -247,10 +247,12 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
                 echo_of = library.frame_owner(tb.frames)
                 if echo_of is not None:  # the launcher's own traceback: an echo of its workers' failure
                     event = replace(event, cause=echo_of, role=library.cause(echo_of).role)
-            if event is not None and tb is not None and tb.thread and (scan.done or _tracker_thread(tb)):
+            if event is not None and tb is not None and tb.thread and (scan.done or harmless_thread(tb)):
                 # A helper thread (pin_memory, a logger) died, and the run says it finished: the main
                 # thread did its work; the thread's error ended nothing. An experiment tracker's own
-                # thread (wandb's file stream, a TensorBoard writer) ends nothing training waits on.
+                # thread (wandb's file stream, a TensorBoard writer) ends nothing training waits on. A
+                # thread whose work was cancelled (a feeder's enqueue when the session closes) was
+                # stopped on purpose: that is how a program shuts its helpers down.
                 event = None
             if event is not None and tb is not None and tb.ignored and not (
                     tb.interrupted and tb.first_line in stall_at and stall_at[tb.first_line] is not None) and (
@@ -275,6 +277,20 @@ def _tracker_thread(tb: Traceback) -> bool:
     inner = [f.replace("\\", "/") for f in tb.frames[-4:] if f.startswith('File "')]
     tracker = [any(t in f for t in _TRACKERS) for f in inner]
     return any(tracker) and all(own or "/threading.py" in f for own, f in zip(tracker, inner, strict=True))
+
+
+def harmless_thread(tb: Traceback) -> bool:
+    """A helper thread's death that ends nothing, whether or not the run says it finished."""
+    return tb.thread and (_tracker_thread(tb) or _cancelled(tb))
+
+
+def _cancelled(tb: Traceback) -> bool:
+    """A traceback whose exception is a cancellation (asyncio's, concurrent.futures', TensorFlow's
+    CancelledError): the program cancelled the work itself."""
+    return any(_CANCELLED.match(split_prefix(e).rest.lstrip()) for e in tb.exceptions)
+
+
+_CANCELLED = re.compile(r"(?:[A-Za-z_][\w.]*\.)?CancelledError\b")
 
 
 def _owner(tbs: list[Traceback], line: Line) -> int | None:
