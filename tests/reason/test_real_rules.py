@@ -955,3 +955,20 @@ def test_among_ranks_that_exited_on_their_own_the_summarys_root_cause_leads() ->
     both = log.replace("Root Cause (first observed failure):", "------------------------------------------------------------")
     d = Diagnoser().diagnose(both.encode())
     assert d.primary is not None and d.primary.rank is None
+
+
+def test_fewer_lightning_members_than_its_world_size_then_silence_is_a_hang_at_launch() -> None:
+    """Lightning prints "MEMBER: k/N" as each process joins; the log ending with fewer members than N
+    is positive evidence of a hang: the others were never started (a SLURM job run without srun)."""
+    d = _diagnose("more4-lightning-multinode-no-srun-init-freeze")
+    assert d.verdict == "hang" and d.primary is not None
+    assert "4 of 8 came" in d.primary.why and "srun" in d.primary.why
+
+
+def test_every_lightning_member_joining_or_training_on_is_no_hang_at_launch() -> None:
+    """Near-misses: all members joined (the log just ends after), or the run trained after joining."""
+    joined = "".join(f"Initializing distributed: GLOBAL_RANK: {r}, MEMBER: {r + 1}/2\n" for r in range(2))
+    assert Diagnoser().diagnose(joined.encode()).verdict == "healthy"
+    one = "Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/2\n"
+    went_on = one + "".join(f"Epoch 0: {i}/100 [00:0{i}<00:10, 9.1it/s, loss=0.5]\n" for i in range(1, 8))
+    assert Diagnoser().diagnose(went_on.encode()).verdict == "healthy"

@@ -1158,29 +1158,42 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
 # torch's _store_based_barrier, every 10 s while the process group forms (torch 1.x-2.0).
 _STORE_WAIT = re.compile(r"Waiting in store based barrier to initialize process group for rank: (\d{1,6}), "
                          r"key: \S{1,200} \(world_size=(\d{1,6}), worker_count=(\d{1,6})")
+# Lightning's line as each process joins ("initializing ddp: GLOBAL_RANK: 1, MEMBER: 2/8" in 1.x,
+# "Initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/8" since): the world size it took from the
+# cluster environment (SLURM's tasks, devices x num_nodes), and who came.
+_MEMBER = re.compile(r"GLOBAL_RANK: (\d{1,6}), MEMBER: (\d{1,6})/(\d{1,6})")
 
 
 def _stuck_in_store_barrier(ctx: Context, base: Diagnosis) -> Diagnosis | None:
-    """The log ends while its ranks still wait in the store barrier that forms the process group, fewer
-    of them than the world size: positive evidence of a hang at launch; the missing ranks never came."""
+    """The log ends while its ranks still wait to form the process group, fewer of them than the world
+    size (torch's store barrier, or Lightning's members joining): positive evidence of a hang at launch;
+    the missing ranks never came."""
     for s in ctx.scans:
-        waits = [(m.line, w) for m in s.markers if (w := _STORE_WAIT.search(m.line.text))]
-        if not waits:
+        # (line, (rank, world size, how many came)); Lightning's lines leave the count to the ranks seen
+        waits = [(m.line, (int(w[1]), int(w[2]), int(w[3])))
+                 for m in s.markers if (w := _STORE_WAIT.search(m.line.text))]
+        joined = [(m.line, (int(w[1]), int(w[3]), 0)) for m in s.markers if (w := _MEMBER.search(m.line.text))]
+        if not waits and not joined:
             continue
-        last = waits[-1][0].number
+        lines = waits or joined
+        last = max(ln.number for ln, _ in lines)
         if last < s.lines - 5 or any(p.path == s.path and p.line > last for p in s.progress.values()):
             continue  # the group formed and the run went on
-        world = max(int(w[2]) for _, w in waits)
-        count = max(int(w[3]) for _, w in waits)
+        world = max(w[1] for _, w in lines)
+        came = {w[0] for _, w in lines}
+        count = max(w[2] for _, w in lines) if waits else len(came)
         if count >= world:
             continue
-        missing = sorted(set(range(world)) - {int(w[1]) for _, w in waits})
+        missing = sorted(set(range(world)) - came)
         rank = missing[0] if len(missing) == 1 else None
         who = f"rank {rank} never arrived" if rank is not None else "some ranks never arrived"
-        why = (f"the log ends while the ranks wait in the store barrier that forms the process group "
-               f"({count} of {world} workers): {who}; it hung at launch")
-        ev = _evidence([ln for ln, _ in waits[-3:]])
-        primary = _finding(ctx, HANG, confidence_=0.6, rank=rank, host=None, time=waits[-1][0].time,
+        where = ("wait in the store barrier that forms the process group" if waits else
+                 "join Lightning's process group, which took its world size from the cluster environment")
+        why = f"the log ends while the ranks {where} ({count} of {world} came): {who}; it hung at launch" + (
+            "" if waits else "; on SLURM, start the processes with srun, --ntasks-per-node equal to devices and "
+                             "--nodes equal to num_nodes")
+        ev = _evidence([ln for ln, _ in lines[-3:]])
+        primary = _finding(ctx, HANG, confidence_=0.6, rank=rank, host=None, time=lines[-1][0].time,
                            evidence=ev, missing=_missing(ctx, HANG), why=why)
         return replace(base, verdict="hang", primary=primary)
     return None

@@ -89,7 +89,7 @@ PHASES: tuple[Pattern, ...] = (
     Pattern("phase-setup", r"Loading checkpoint shards|[Ll]oading (?:the )?(?:pretrained |base )?(?:model|weights|"
             r"dataset|tokenizer)\b|[Bb]uilding (?:the )?(?:model|dataset|dataloader)|"
             r"Generating (?:train|validation) split|Downloading (?:shards|data|model)", "setup"),
-    Pattern("phase-launch", r"init_process_group|[Rr]endezvous|Initializing distributed|"
+    Pattern("phase-launch", r"init_process_group|[Rr]endezvous|Initializing distributed|initializing ddp|"
             r"Waiting in store based barrier|Added key: store_based_barrier_key|Distributed environment: |"
             r"Starting elastic_operator", "launch"),
     Pattern("phase-checkpoint-load", r"[Rr]esum(?:e|ing) (?:training )?from|[Ll]oading (?:the )?(?:latest )?checkpoint|"
