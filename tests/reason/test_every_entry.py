@@ -31,6 +31,9 @@ MORE_SPECIFIC = {
     ("unclassified-failure/process-exited", "launcher-teardown/failure-summary"),
     # Alone, with no DataLoader in sight, CUDA re-initialised in a fork is the process-level cause.
     ("dataloader-worker-failure/cuda-in-forked-worker", "cuda-reinit-forked/fork-after-cuda-init"),
+    # Alone, with neither torch 1.7's unpack nor a persistent reset in sight, the pin-memory thread died of
+    # something its own traceback would name: an exception no fingerprint explains.
+    ("dataloader-worker-failure/pin-memory-persistent-workers-resume", "unclassified-failure/uncaught-exception"),
 }
 
 

@@ -972,3 +972,29 @@ def test_every_lightning_member_joining_or_training_on_is_no_hang_at_launch() ->
     one = "Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/2\n"
     went_on = one + "".join(f"Epoch 0: {i}/100 [00:0{i}<00:10, 9.1it/s, loss=0.5]\n" for i in range(1, 8))
     assert Diagnoser().diagnose(went_on.encode()).verdict == "healthy"
+
+
+@pytest.mark.parametrize("case_id", [
+    "more21a-reid-baseline-pin-memory-thread-exited-on-reset",  # the thread's unpack, then the reset
+    "more21a-lightning-pin-memory-thread-exited-epoch-reset",  # the reset alone, under Lightning
+])
+def test_a_pin_memory_thread_dying_at_a_persistent_reset_is_the_torch_17_bug(case_id: str) -> None:
+    d = _diagnose(case_id)
+    assert d.primary is not None and d.primary.id == "dataloader-worker-failure/pin-memory-persistent-workers-resume"
+
+
+def test_a_pin_memory_thread_dying_of_its_own_error_is_read_by_that_error() -> None:
+    """Near-miss: the same RuntimeError after the thread died opening a vanished shm segment (torch 2.x,
+    no reset, no unpack) is not the 1.7 bug."""
+    d = _diagnose("dlw-shm-enoent-pin-memory-mediswarm")
+    assert d.primary is not None and d.primary.id != "dataloader-worker-failure/pin-memory-persistent-workers-resume"
+
+
+def test_lightnings_observer_names_the_child_sigkill_ended_and_its_rank() -> None:
+    """Lightning 2.x reports a child's end under its rank ("[rank: 1] Child process ... terminated with
+    code -9"): SIGKILL, on rank 1. Near-miss: code -6 is an abort, no kill."""
+    d = _diagnose("more21a-autoware-streampetr-cow-annotations-rank1-sigkill")
+    assert d.primary is not None and d.primary.id == "host-oom/sigkill" and d.primary.rank == 1
+    abort = "[rank: 2] Child process with PID 13117 terminated with code -6. Forcefully terminating all other processes\n"
+    d = Diagnoser().diagnose(abort.encode())
+    assert d.primary is not None and d.primary.id != "host-oom/sigkill"
