@@ -998,3 +998,17 @@ def test_lightnings_observer_names_the_child_sigkill_ended_and_its_rank() -> Non
     abort = "[rank: 2] Child process with PID 13117 terminated with code -6. Forcefully terminating all other processes\n"
     d = Diagnoser().diagnose(abort.encode())
     assert d.primary is not None and d.primary.id != "host-oom/sigkill"
+
+
+def test_ranks_timing_out_together_in_different_collectives_without_sequence_numbers() -> None:
+    """torch <= 1.9 printed no SeqNum: ranks whose first timeouts name different collectives (rank 0 in
+    an ALLREDUCE, the rest in a BROADCAST) were not in the same one; rank 0 took the other path.
+    Near-miss: every rank in the same collective is a plain timeout."""
+    d = _diagnose("more22a-accelerate-epoch-end-rank0-allreduce-others-broadcast")
+    assert d.primary is not None and d.primary.id == "rank-desync/mismatched-collectives" and d.primary.rank == 0
+    same = "".join(
+        f"[E ProcessGroupNCCL.cpp:566] [Rank {r}] Watchdog caught collective operation timeout: "
+        f"WorkNCCL(OpType=BROADCAST, Timeout(ms)=1800000) ran for 180114{r} milliseconds before timing out.\n"
+        for r in range(4))
+    d = Diagnoser().diagnose(same.encode())
+    assert d.primary is not None and d.primary.id == "nccl-timeout/watchdog-timeout"

@@ -957,7 +957,8 @@ def _suspects(ctx: Context, events: list[Event], progress: dict[int | None, Rank
 
 
 _PG = re.compile(r"\[PG (?:ID )?(\d{1,9})\b")
-_WORK = re.compile(r"WorkNCCL\(SeqNum=(\d{1,18}), OpType=(\w{1,40})(?:, NumelIn=(\d{1,18}))?")
+# (torch <= 1.9 printed no sequence number: "WorkNCCL(OpType=ALLREDUCE, Timeout(ms)=1800000)")
+_WORK = re.compile(r"WorkNCCL\((?:SeqNum=(\d{1,18}), )?OpType=(\w{1,40})(?:, NumelIn=(\d{1,18}))?")
 
 
 def _work_mismatch(ctx: Context, base: Diagnosis, events: list[Event]) -> Diagnosis | None:
@@ -977,7 +978,8 @@ def _work_mismatch(ctx: Context, base: Diagnosis, events: list[Event]) -> Diagno
         for ln in e.evidence[:4]:
             if m := _WORK.search(ln.text):
                 pg = _PG.search(ln.text)
-                ops[(e.path, pg[1] if pg else "", int(m[1]))][(m[2], m[3] or "")].setdefault(e.rank, ln)
+                # (no sequence number: each rank's first timeout; they all fired within one timeout)
+                ops[(e.path, pg[1] if pg else "", int(m[1]) if m[1] else -1)][(m[2], m[3] or "")].setdefault(e.rank, ln)
     for (_, _, seq), by_op in sorted(ops.items(), key=lambda kv: kv[0][2]):
         if len(by_op) < 2:
             continue
@@ -987,7 +989,8 @@ def _work_mismatch(ctx: Context, base: Diagnosis, events: list[Event]) -> Diagno
         lines = [ln for g in groups for ln in list(g.values())[:2]]
         said = [f"{op}{' of ' + n if n else ''} on rank{'s' if len(g) > 1 else ''} {rank_ranges(sorted(g))}"
                 for (op, n), g in sorted(by_op.items(), key=lambda kv: len(kv[1]))]
-        why = (f"ranks timed out at one sequence number ({seq}) in different collectives: " + "; ".join(said)
+        at = f"at one sequence number ({seq})" if seq >= 0 else "together"
+        why = (f"ranks timed out {at} in different collectives: " + "; ".join(said)
                + (f"; rank {rank} alone took the other path" if rank is not None else ""))
         primary = _finding(ctx, target, confidence_=0.75, rank=rank, host=None, time=None, evidence=_evidence(lines),
                            missing=_missing(ctx, target), why=why)
