@@ -138,10 +138,13 @@ class Library:
     def in_worker(self) -> dict[str, str]:
         return {c.full_id: c.in_worker for c in self.causes() if c.in_worker}
 
-    def frame_owner(self, frames: Iterable[str]) -> str | None:
-        """The cause whose code a traceback runs through (a launcher's), if any."""
+    def frame_owner(self, frames: Iterable[str], exception: str = "") -> str | None:
+        """The cause whose code a traceback runs through (a launcher's), if any, and whose reporting
+        exception ends it (`exception`: the final exception's class, without its module; "" when the
+        traceback's last line is no exception, e.g. a paste cut inside a frame)."""
         text = "\n".join(frames)
-        return next((c.full_id for c in self.causes() if any(p in text for p in c.owns_frames)), None)
+        return next((c.full_id for c in self.causes() if any(p in text for p in c.owns_frames)
+                     and (not c.owns_exceptions or not exception or exception in c.owns_exceptions)), None)
 
     def worker_marks(self, entry_id: str | None = None) -> tuple[str, ...]:
         """Substrings that place a line in a worker process (of one entry, or of any)."""

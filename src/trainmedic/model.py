@@ -104,6 +104,8 @@ class Cause:
     # Short phrases people paste into a search box for this cause ("Bus error"): it is ranked first.
     phrases: tuple[str, ...] = ()  # functions a process interrupted while waiting on this cause sits in
     owns_frames: tuple[str, ...] = ()  # a traceback through these paths is this cause's, not a failure of its own
+    # ... when it ends in one of these exception classes (what the owner raises to report; empty: any)
+    owns_exceptions: tuple[str, ...] = ()
     needs_context: tuple[str, ...] = ()  # the incident must show one of these, else it is `otherwise`
     otherwise: str | None = None
     # marks that show the `otherwise` reading; when set and neither kind is in sight, the cause stays

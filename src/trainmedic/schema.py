@@ -159,6 +159,7 @@ class CauseSpec(_Strict):
     main_first_frames: list[str] = []
     phrases: list[str] = []
     owns_frames: list[str] = []
+    owns_exceptions: list[str] = []
     needs_context: list[str] = []
     otherwise: str | None = None
     otherwise_context: list[str] = []
@@ -266,6 +267,7 @@ def _to_entry(spec: EntrySpec, source: str) -> Entry:
             main_first_frames=tuple(c.main_first_frames),
             phrases=tuple(c.phrases),
             owns_frames=tuple(c.owns_frames),
+            owns_exceptions=tuple(c.owns_exceptions),
             needs_context=tuple(c.needs_context),
             otherwise=c.otherwise,
             otherwise_context=tuple(c.otherwise_context),

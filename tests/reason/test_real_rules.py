@@ -1012,3 +1012,20 @@ def test_ranks_timing_out_together_in_different_collectives_without_sequence_num
         for r in range(4))
     d = Diagnoser().diagnose(same.encode())
     assert d.primary is not None and d.primary.id == "nccl-timeout/watchdog-timeout"
+
+
+def test_a_launcher_that_raised_something_of_its_own_failed_itself() -> None:
+    """accelerate's launcher calling .lower() on a missing config value raised AttributeError from its own
+    code before any worker ran: not an echo of a worker's failure. Near-miss: the same launcher frames
+    ending in CalledProcessError report a worker, and stay the launcher's failure summary."""
+    d = _diagnose("more23a-diffusers-accelerate-launch-no-config-mixed-precision-none")
+    assert d.primary is not None and d.primary.id == "unclassified-failure/uncaught-exception"
+    assert any("AttributeError" in e.text for e in d.primary.evidence)
+    report = ("Traceback (most recent call last):\n  File \"/usr/local/bin/accelerate\", line 8, in <module>\n"
+              "    sys.exit(main())\n"
+              "  File \"/usr/lib/python3/dist-packages/accelerate/commands/launch.py\", line 562, in simple_launcher\n"
+              "    raise subprocess.CalledProcessError(returncode=process.returncode, cmd=cmd)\n"
+              "subprocess.CalledProcessError: Command '['./run.sh', '--fast']' returned non-zero exit "
+              "status 1.\n")
+    d = Diagnoser().diagnose(report.encode())
+    assert d.primary is not None and d.primary.id == "launcher-teardown/failure-summary"

@@ -244,7 +244,8 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
             else:
                 event = exception_event(library, tb, order)
             if event is not None and tb is not None and event.cause in library.fallbacks:
-                echo_of = library.frame_owner(tb.frames)
+                # (A launcher that raised something else failed itself: its arguments or its config.)
+                echo_of = library.frame_owner(tb.frames, _exception_class(tb.final))
                 if echo_of is not None:  # the launcher's own traceback: an echo of its workers' failure
                     event = replace(event, cause=echo_of, role=library.cause(echo_of).role)
             if event is not None and tb is not None and tb.thread and (scan.done or harmless_thread(tb)):
@@ -277,6 +278,15 @@ def _tracker_thread(tb: Traceback) -> bool:
     inner = [f.replace("\\", "/") for f in tb.frames[-4:] if f.startswith('File "')]
     tracker = [any(t in f for t in _TRACKERS) for f in inner]
     return any(tracker) and all(own or "/threading.py" in f for own, f in zip(tracker, inner, strict=True))
+
+
+def _exception_class(line: str) -> str:
+    """`torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ...` -> `ChildFailedError`."""
+    head = split_prefix(line).rest.strip().split(":", 1)[0].split(" ", 1)[0]
+    return head.rsplit(".", 1)[-1] if _CLASS.fullmatch(head) else ""
+
+
+_CLASS = re.compile(r"[A-Za-z_][\w.]*")
 
 
 def harmless_thread(tb: Traceback) -> bool:
