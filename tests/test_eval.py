@@ -87,3 +87,32 @@ def test_the_isotonic_map_is_monotone_and_pools_small_blocks() -> None:
         assert [y for _, y in points] == sorted(y for _, y in points)
     assert pooled[0][1] == 32 / 45  # the three wrong, the two right and the forty at 0.5, pooled
     assert isotonic([(0.5, True)] * 3, min_block=25) == [(0.5, 0.99)]  # one block, however small
+
+
+def test_a_first_answer_is_recorded_once_and_never_rewritten(tmp_path: Path) -> None:
+    """first_seen.tsv keeps how a case was answered the first time it was scored: a later, better answer
+    does not replace it, and a new case gets its row."""
+    from trainmedic.evaluate import first_seen
+
+    def o(case: str, ok: bool, primary: str) -> Outcome:
+        return Outcome(case, "s", "dev", "x/y", None, "failure", primary, 0.8, None, (primary,), ok, ok)
+
+    path = tmp_path / "first_seen.tsv"
+    path.write_text(first_seen.render({}, [o("a", False, "unclassified-failure/uncaught-exception")]))
+    text = first_seen.render(first_seen.read(path), [o("a", True, "x/y"), o("b", True, "x/y")])
+    rows = {r.split("\t")[0]: r.split("\t") for r in text.splitlines()[1:]}
+    assert rows["a"][2:4] == ["MISS", "unclassified-failure/uncaught-exception"]
+    assert rows["b"][2:4] == ["ok", "x/y"]
+
+
+def test_fallbacks_are_calibrated_on_their_first_answers() -> None:
+    """The committed calibration counts an unclassified failure's answers from first_seen.tsv (dev rows
+    only), not from its answers on dev after rules were written against them."""
+    from trainmedic.catalog import load_library
+    from trainmedic.evaluate import first_seen
+
+    rows = first_seen.read(CORPUS / "eval" / "first_seen.tsv")
+    dev = [r for r in rows.values() if r.split == "dev" and r.measured
+           and r.primary == "unclassified-failure/uncaught-exception"]
+    lib = load_library()
+    assert lib.calibration["unclassified-failure/uncaught-exception"] == (len(dev), sum(r.result == "ok" for r in dev))

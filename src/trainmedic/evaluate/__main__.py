@@ -1,5 +1,6 @@
 """`python -m trainmedic.evaluate [--corpus DIR] [--accept]`: score, write docs/accuracy.md and the
-per-case outcomes, and fail when a committed figure got worse (run with --accept to take the new ones)."""
+per-case outcomes, and fail when a committed figure got worse (run with --accept to take the new ones).
+A case scored for the first time also gets its outcome recorded in first_seen.tsv, for good."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import sys
 from pathlib import Path
 
 from trainmedic.api import Diagnoser
-from trainmedic.evaluate import unknown
+from trainmedic.evaluate import first_seen, unknown
 from trainmedic.evaluate.corpus import load_corpus
 from trainmedic.evaluate.report import render
 from trainmedic.evaluate.score import calibrate, figures, regressions, run
@@ -31,8 +32,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"eval: {real}: no such folder (expected the corpus of real logs)", file=sys.stderr)
         return 2
     cases = load_corpus(real)
+    eval_dir = args.corpus / "eval"
+    seen_path = eval_dir / "first_seen.tsv"
     if args.calibrate:
-        written = calibrate([c for c in cases if c.split == "dev"])
+        written = calibrate([c for c in cases if c.split == "dev"], first_seen.read(seen_path))
         print(f"eval: wrote {written} from the dev split")
     outcomes = run(cases)
     now = {split: figures([o for o in outcomes if o.split == split]).to_json() for split in ("test", "dev")}
@@ -40,7 +43,6 @@ def main(argv: list[str] | None = None) -> int:
     hidden = unknown.run(unknown.probes(cases, args.corpus.resolve().parent / LAB, diagnoser), diagnoser.library)
     unknown_figs = unknown.figures(hidden)
     now["unknown"] = unknown_figs.to_json()
-    eval_dir = args.corpus / "eval"
     fig_path, rows_path = eval_dir / "figures.json", eval_dir / "outcomes.tsv"
     unknown_path = eval_dir / "unknown.tsv"
     unknown_rows = "\n".join(["case\tsource\tremoved\tverdict\tprimary\tstill_failure\trank\tline_top3",
@@ -49,9 +51,10 @@ def main(argv: list[str] | None = None) -> int:
     rows = "\n".join(["case\tsplit\tresult\tlabel\tlabel_rank\tverdict\tprimary\tconfidence\trank\tsource",
                       *(o.row() for o in sorted(outcomes, key=lambda o: (o.split, o.case)))]) + "\n"
     fig_text = json.dumps(now, indent=2, sort_keys=True) + "\n"
+    seen_text = first_seen.render(first_seen.read(seen_path), outcomes)
     if args.check:
         stale = [str(path) for path, text in ((args.docs, doc), (rows_path, rows), (fig_path, fig_text),
-                                             (unknown_path, unknown_rows))
+                                             (unknown_path, unknown_rows), (seen_path, seen_text))
                  if not path.is_file() or path.read_text(encoding="utf-8") != text]
         for path in stale:
             print(f"eval: {path} is stale: run `make eval`", file=sys.stderr)
@@ -68,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     rows_path.write_text(rows, encoding="utf-8")
     unknown_path.write_text(unknown_rows, encoding="utf-8")
     fig_path.write_text(fig_text, encoding="utf-8")
+    seen_path.write_text(seen_text, encoding="utf-8")
     t = now["test"]
     print(f"test split: top-1 {t['top1']:.1%}, top-3 {t['top3']:.1%}, rank {t['rank']:.1%} of {t['ranked']}, "
           f"healthy called failures {t['false_alarms']}/{t['healthy']}, failures called healthy "

@@ -8,9 +8,10 @@ unclassified failure: naming a known cause for it is wrong, calling it healthy i
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Protocol
 
 from trainmedic.api import Diagnoser, InputError, Named
 from trainmedic.catalog import CALIBRATION, LIBRARY_DIR, forget, load_library
@@ -22,6 +23,17 @@ UNCLASSIFIED = "unclassified-failure"  # the entry whose causes stand for failur
 # calibration error on one half of the dev split's sources calibrated on the other, over six splits).
 MIN_BLOCK = 25
 BINS = 10
+
+
+class FirstAnswer(Protocol):
+    """A case's first answer (evaluate.first_seen.FirstSeen)."""
+
+    @property
+    def case(self) -> str: ...
+    @property
+    def result(self) -> str: ...  # ok | top3 | MISS | n/a
+    @property
+    def primary(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -87,10 +99,14 @@ def run(cases: Iterable[Case], diagnoser: Diagnoser | None = None) -> list[Outco
     return out
 
 
-def calibrate(dev: Sequence[Case]) -> Path:
+def calibrate(dev: Sequence[Case], first: Mapping[str, FirstAnswer] | None = None) -> Path:
     """Count, per cause given as the primary on the dev split with calibration off, how often it was
     the thread's answer; the library pulls each confidence towards that (catalog.Library.calibrated).
-    Only dev cases are used, so the test split measures the calibration honestly."""
+    Only dev cases are used, so the test split measures the calibration honestly.
+
+    A fallback (an answer for a failure no signature knows) is measured on its first answers instead
+    (`first`, evaluate.first_seen): on dev, each wrong fallback answer became a fingerprint, so its share
+    right there says how well the split's gaps were filled, not how often it is right on a new log."""
     import dataclasses
 
     library = load_library()
@@ -100,17 +116,18 @@ def calibrate(dev: Sequence[Case]) -> Path:
     for o in run(dev, Diagnoser(raw)):
         # A collateral-only answer with a lead to one rank keeps its low confidence (reason.engine): not measured.
         lead = library.cause(o.primary).role != "initiating" and o.rank is not None if o.primary else False
-        if o.primary is not None and o.confidence is not None and not lead:
+        if o.primary is not None and o.confidence is not None and not lead and o.primary not in library.fallbacks:
             pairs.append((o.confidence, o.top1_ok))
-            if o.primary not in library.fallbacks:
-                # A fallback's share right on dev says how well the dev split's gaps were filled (each
-                # wrong fallback answer there got its fingerprint), not how often it is right on new
-                # logs: it keeps the map's estimate, which every cause's answers set.
-                counts[o.primary][0] += 1
-                counts[o.primary][1] += int(o.top1_ok)
+            counts[o.primary][0] += 1
+            counts[o.primary][1] += int(o.top1_ok)
+    dev_ids = {c.id for c in dev}
+    for r in (first or {}).values():
+        if r.case in dev_ids and r.result != "n/a" and r.primary in library.fallbacks:
+            counts[r.primary][0] += 1
+            counts[r.primary][1] += int(r.result == "ok")
     lines = ["# Written by `make eval CALIBRATE=1` (python -m trainmedic.evaluate --calibrate); do not edit by hand.",
              "# cause: [answers, right] - how often this cause, given as the primary on the dev split of the",
-             "# real-log corpus, was the answer the public thread arrived at.",
+             "# real-log corpus, was the answer the public thread arrived at (a fallback: on its first answers).",
              "causes:"]
     lines += [f"  {cause}: [{n}, {r}]" for cause, (n, r) in sorted(counts.items())]
     known = set(library.cause_ids)
@@ -118,7 +135,8 @@ def calibrate(dev: Sequence[Case]) -> Path:
     lines += ["# cause: N - how many dev cases it is the answer of (the prior that orders competing causes)",
               "truths:"]
     lines += [f"  {cause}: {n}" for cause, n in sorted(truths.items())]
-    lines += ["# raw confidence -> share of answers that sure that were right (isotonic fit, any cause)",
+    lines += ["# raw confidence -> share of answers that sure that were right (isotonic fit, any cause but the",
+              "# fallbacks)",
               "raw_map:"]
     lines += [f"  - [{x:.4f}, {y:.4f}]" for x, y in isotonic(pairs)]
     path = LIBRARY_DIR / CALIBRATION
