@@ -1029,3 +1029,12 @@ def test_a_launcher_that_raised_something_of_its_own_failed_itself() -> None:
               "status 1.\n")
     d = Diagnoser().diagnose(report.encode())
     assert d.primary is not None and d.primary.id == "launcher-teardown/failure-summary"
+
+
+def test_a_watchdog_line_a_terminal_wrapped_is_still_a_timeout_and_invents_no_silent_rank() -> None:
+    """A fixed-width terminal cut "Watchdog caught collective opera|tion timeout: WorkNCCL(...) ran for
+    ..."; the work's own report still reads as the timeout. With no rank reporting a timeout under its
+    own prefix, no rank is called the silent one the others waited for."""
+    d = _diagnose("more25a-openr1-grpo-broadcast-seq4-watchdog-30min")
+    assert d.verdict == "failure" and d.primary is not None and d.primary.id == "nccl-timeout/watchdog-timeout"
+    assert "printed no timeout of its own" not in d.primary.why

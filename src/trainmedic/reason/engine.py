@@ -939,7 +939,8 @@ def _suspects(ctx: Context, events: list[Event], progress: dict[int | None, Rank
                         if (r := first_timeout_rank(ln.text, ln.rank if ln.rank is not None else e.rank)) is not None})
     if len(first_out) == 1:
         return first_out, "first-timeout"
-    silent = sorted(expected - reporting)
+    # (silent beside the ranks that reported: with no rank reporting, nobody's silence stands out)
+    silent = sorted(expected - reporting) if reporting else []
     steps = {r: p.step for r, p in progress.items() if r is not None and p.step is not None}
     if len(silent) > 1 and steps:
         lowest = min(steps.get(r, 1 << 60) for r in silent)
