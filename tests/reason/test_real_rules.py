@@ -1038,3 +1038,24 @@ def test_a_watchdog_line_a_terminal_wrapped_is_still_a_timeout_and_invents_no_si
     d = _diagnose("more25a-openr1-grpo-broadcast-seq4-watchdog-30min")
     assert d.verdict == "failure" and d.primary is not None and d.primary.id == "nccl-timeout/watchdog-timeout"
     assert "printed no timeout of its own" not in d.primary.why
+
+
+@pytest.mark.parametrize("case_id", [
+    "more26a-dvclive-live-end-studio-queue-join-exit-hang",  # Ctrl-C in a tracker's Live.__exit__
+    "more26a-torchtitan-destroy-process-group-pyspy-cleanup-deadlock",  # py-spy: destroy_process_group
+])
+def test_a_stack_waiting_in_teardown_is_a_hang_at_exit(case_id: str) -> None:
+    d = _diagnose(case_id)
+    assert d.verdict == "hang" and d.primary is not None and d.primary.id == "training-hang/exit-hang"
+
+
+def test_a_stack_waiting_inside_the_loop_is_no_hang_at_exit() -> None:
+    """Near-miss: interrupted while a collective in the training step waited (a with-block around the
+    loop is in the stack too, but the wait is not in its exit)."""
+    log = ("^CTraceback (most recent call last):\n  File \"train.py\", line 40, in <module>\n    main()\n"
+           "  File \"train.py\", line 31, in main\n    loss = step(batch)\n"
+           "  File \"train.py\", line 12, in step\n    dist.all_reduce(t)\n"
+           "  File \"/opt/venv/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py\", line 2501, "
+           "in all_reduce\n    work.wait()\nKeyboardInterrupt\n")
+    d = Diagnoser().diagnose(log.encode())
+    assert d.primary is not None and d.primary.id != "training-hang/exit-hang"
