@@ -93,6 +93,7 @@ class Cause:
     finished_as: str | None = None  # this stop, after the run said training finished, is that cause
     after_finish: bool = False  # named by another cause's finished_as: a stop that outlived the work
     work_mismatch: bool = False  # also read from timeouts at one sequence number in different operations
+    store_overfull: bool = False  # read from a store barrier that counts more workers than the world size
     stranded_as: str | None = None  # an OOM whose own figures show more cached-but-free memory than it asked for
     data_wait_share: float | None = None  # metric lines where waiting for data takes this share of step time
     loss_jump: float | None = None  # a loss this many times the rank's earlier minimum, still there at the end
@@ -125,8 +126,9 @@ class Cause:
 
     @property
     def lineless(self) -> bool:
-        """Named without a fingerprint of its own: from metric shapes, or as another cause's finished_as."""
-        return self.metric_shaped or self.after_finish
+        """Named without a fingerprint of its own: from metric shapes, as another cause's finished_as, or
+        from the store barrier's own count."""
+        return self.metric_shaped or self.after_finish or self.store_overfull
 
 
 @dataclass(frozen=True)

@@ -151,7 +151,9 @@ class CauseSpec(_Strict):
     after_finish: bool = False
     # Also read from the collective timeouts themselves: ranks that timed out in one sequence number
     # of a group, in different operations or sizes, were not running the same collective.
-    work_mismatch: bool = False  # named by another cause's `finished_as`, not by a line of its own
+    work_mismatch: bool = False
+    # Read from the store barrier's own count: more workers checked in than the world size.
+    store_overfull: bool = False
     data_wait_share: float | None = Field(default=None, gt=0.0, lt=1.0)
     loss_jump: float | None = Field(default=None, gt=1.0)
     loss_nonfinite: bool = False
@@ -173,9 +175,9 @@ class CauseSpec(_Strict):
         """A cause the reasoner can name: by a line (a fingerprint), by a shape of the metric lines, or
         as what another cause is after the run finished (`after_finish`)."""
         shaped = self.data_wait_share is not None or self.loss_jump is not None or self.loss_nonfinite
-        if not self.fingerprints and not shaped and not self.after_finish:
+        if not self.fingerprints and not shaped and not self.after_finish and not self.store_overfull:
             raise ValueError("a cause needs a fingerprint, a metric shape (data_wait_share, loss_jump, "
-                             "loss_nonfinite), or after_finish")
+                             "loss_nonfinite), after_finish or store_overfull")
         return self
 
 
@@ -260,6 +262,7 @@ def _to_entry(spec: EntrySpec, source: str) -> Entry:
             finished_as=c.finished_as,
             after_finish=c.after_finish,
             work_mismatch=c.work_mismatch,
+            store_overfull=c.store_overfull,
             data_wait_share=c.data_wait_share,
             loss_jump=c.loss_jump,
             loss_nonfinite=c.loss_nonfinite,

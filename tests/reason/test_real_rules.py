@@ -1059,3 +1059,21 @@ def test_a_stack_waiting_inside_the_loop_is_no_hang_at_exit() -> None:
            "in all_reduce\n    work.wait()\nKeyboardInterrupt\n")
     d = Diagnoser().diagnose(log.encode())
     assert d.primary is not None and d.primary.id != "training-hang/exit-hang"
+
+
+@pytest.mark.parametrize("case_id", [
+    "more26a-wenet-stale-ddp-init-file-worker-count-287",  # a file:// init file earlier runs left
+    "dist-yolov5-store-barrier-extra-workers",  # two launches on one store
+])
+def test_a_store_barrier_counting_more_workers_than_the_world_is_shared_with_another_job(case_id: str) -> None:
+    d = _diagnose(case_id)
+    assert d.verdict == "hang" and d.primary is not None
+    assert d.primary.id == "rendezvous-failure/store-shared-by-two-jobs"
+
+
+def test_a_store_barrier_short_of_workers_is_a_hang_at_launch_not_a_shared_store() -> None:
+    """Near-miss: fewer workers than the world size means ranks never came, not another job."""
+    log = ("Waiting in store based barrier to initialize process group for rank: 0, key: store_based_barrier_key:1 "
+           "(world_size=4, worker_count=3, timeout=0:30:00)\n")
+    d = Diagnoser().diagnose(log.encode())
+    assert d.verdict == "hang" and d.primary is not None and d.primary.id == "training-hang/stalled-progress"

@@ -1186,6 +1186,18 @@ def _stuck_in_store_barrier(ctx: Context, base: Diagnosis) -> Diagnosis | None:
         world = max(w[1] for _, w in lines)
         came = {w[0] for _, w in lines}
         count = max(w[2] for _, w in lines) if waits else len(came)
+        if waits and count > world:
+            # (without a cause for it in the library, the barrier that can never complete is still a hang)
+            shared = next((c.full_id for c in ctx.library.causes() if c.store_overfull), HANG)
+            # More workers checked in than the job has ranks: another job's ranks, or a stale init file's
+            # entries, are in the same store; the count will never equal the world size.
+            why = (f"the log ends while rank {waits[-1][1][0]} waits in the store barrier that forms the process "
+                   f"group, and the store counts {count} workers for a world size of {world}: processes of "
+                   f"another job (the same port) or an earlier run's init file are in this job's store")
+            primary = _finding(ctx, shared, confidence_=0.8, rank=None, host=None, time=lines[-1][0].time,
+                               evidence=_evidence([ln for ln, _ in lines[-3:]]), missing=_missing(ctx, shared),
+                               why=why)
+            return replace(base, verdict="hang", primary=primary)
         if count >= world:
             continue
         missing = sorted(set(range(world)) - came)

@@ -50,6 +50,8 @@ def cause_markdown(entry: Entry, cause: Cause) -> str:
           if cause.data_wait_share else []),
         *(["a stop from outside (the scheduler's time limit, a cancel) after the log said training finished"]
           if cause.after_finish else []),
+        *(["a store-based barrier that counts more workers than the world size (`worker_count` > `world_size`)"]
+          if cause.store_overfull else []),
     ]
     out += ["## For library authors: fingerprints\n",
             *([f"Read without a line of its own, from: {'; '.join(read_from)}.\n"] if read_from else []),
