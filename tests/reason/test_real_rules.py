@@ -1077,3 +1077,20 @@ def test_a_store_barrier_short_of_workers_is_a_hang_at_launch_not_a_shared_store
            "(world_size=4, worker_count=3, timeout=0:30:00)\n")
     d = Diagnoser().diagnose(log.encode())
     assert d.verdict == "hang" and d.primary is not None and d.primary.id == "training-hang/stalled-progress"
+
+
+def test_an_info_records_indented_list_of_errors_it_skipped_is_no_failure() -> None:
+    """A record at INFO level ("- INFO - In epoch 1 the following errors occurred:") and the indented
+    lines of its message (the samples a generator skipped) report; they end nothing."""
+    d = _diagnose("more26a-ok-ml4h-tensor-generator-epoch-error-summary-skipped")
+    assert d.verdict == "healthy", d.primary
+
+
+def test_an_error_line_after_an_info_record_or_naming_info_is_still_read() -> None:
+    """Near-misses: an unindented error after the INFO record is its own line; "NCCL_DEBUG=INFO" in an
+    error's advice is no INFO level."""
+    after = ("2019-10-16 15:16:26,801 - gen:129 - INFO - In epoch 1 the following errors occurred:\n"
+             "    [Tensor contains nans.] - 167\nFATAL: cannot allocate the batch buffer\n")
+    assert Diagnoser().diagnose(after.encode()).verdict == "failure"
+    advice = "step 10 loss 0.5\nproxy failed: unhandled foo error (run with NCCL_DEBUG=INFO for details)\n"
+    assert Diagnoser().diagnose(advice.encode()).verdict == "failure"

@@ -655,6 +655,7 @@ class Reader:
     def _notable(self, lines: _TailLines, result: Found, file_rank: int | None) -> None:
         """The tail's lines that read as failures by their own words (model.Notable)."""
         warned_at = -WARNING_SPAN - 1
+        warned_end = -1  # where the last warning (or info) record's own line ends in the tail
         found: list[Notable] = []
         by_line = lines.nominated(self.severity_scanner)
         for start in sorted(by_line):
@@ -670,13 +671,15 @@ class Reader:
             # NCCL's WARN is its error level, except its proxy's "[Service thread]" notes as a process
             # tears its communicators down ("Unknown command N from localRank -1"): the run is over.
             elif "error" in hit and ("warning" not in hit or (b"NCCL WARN" in vis and b"[Service thread]" not in vis)):
-                # A warning's message goes on for a line or two ("Failure to do this will ...").
-                if number - warned_at <= WARNING_SPAN and not _OWN_LEVEL.search(vis):
+                # A warning's message goes on for a line or two ("Failure to do this will ..."), or for
+                # as many indented lines as it has (a record's list: "    [Tensor contains nans.] - 167").
+                if not _OWN_LEVEL.search(vis) and (number - warned_at <= WARNING_SPAN or _indented_body(
+                        lines.tail, warned_end, start, number - warned_at)):
                     continue
                 severity = 2
             else:
                 if "warning" in hit:
-                    warned_at = number
+                    warned_at, warned_end = number, start + len(raw)
                 continue
             line = lines.line(start, vis, result.source.name, file_rank)
             if b"]:" in vis[1:]:  # the error may be another rank's, glued after this line's own output
@@ -684,6 +687,19 @@ class Reader:
             found.append(Notable(line, severity))
         half = NOTABLE_KEEP // 2
         result.notable = found if len(found) <= NOTABLE_KEEP else found[:half] + found[-half:]
+
+
+INDENTED_BODY = 30  # lines of an indented message body that still belong to the record above them
+
+
+def _indented_body(tail: bytes, record_end: int, start: int, distance: int) -> bool:
+    """Whether every line from the record's next line through the one at `start` is indented: the record's
+    message goes on (bounded: at most INDENTED_BODY lines are looked at)."""
+    if record_end < 0 or distance > INDENTED_BODY:
+        return False
+    stop = tail.find(b"\n", start)
+    body = tail[record_end + 1 : stop if stop >= 0 else len(tail)]
+    return all(ln[:1] in (b" ", b"\t") for ln in body.split(b"\n") if ln.strip())
 
 
 _CHAIN_BYTES = (b"During handling of the above exception", b"The above exception was the direct cause")

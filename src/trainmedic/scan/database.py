@@ -109,6 +109,11 @@ WARNING_LEVEL: tuple[Pattern, ...] = (
     Pattern("warning-words", r"(?:Warning|WARNING|WARN|warning)\b", "warning"),  # UserWarning too
     # NCCL's INFO level ("NCCL INFO NET/Plugin: Failed to find ncclNetPlugin_v8 symbol."): below a warning
     Pattern("info-nccl", r"NCCL INFO\b", "warning"),
+    # A log record at INFO level (logging's "- INFO -" and "INFO:root:", DeepSpeed's and HF's "[INFO]"/"[INFO|",
+    # loguru's "| INFO |", glog's "I1016 15:16:26.801", a timestamp then "INFO "): its own level says it
+    # reports, as an epoch's "the following errors occurred" summary of skipped samples does
+    Pattern("info-record", r"- INFO -|\[INFO[\]|]|\| INFO +\||(?:^|\] |\d )INFO[: ]|(?:^|\[)I\d{4} \d\d:\d\d:\d\d\.\d",
+            "warning"),
 )
 
 
