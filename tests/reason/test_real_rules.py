@@ -1094,3 +1094,13 @@ def test_an_error_line_after_an_info_record_or_naming_info_is_still_read() -> No
     assert Diagnoser().diagnose(after.encode()).verdict == "failure"
     advice = "step 10 loss 0.5\nproxy failed: unhandled foo error (run with NCCL_DEBUG=INFO for details)\n"
     assert Diagnoser().diagnose(advice.encode()).verdict == "failure"
+
+
+def test_the_spawn_parents_report_names_the_childs_rank() -> None:
+    """torch.multiprocessing.spawn's parent raises "-- Process 2 terminated with the following error:"
+    and the child's traceback is cut off: the failure is rank 2's. Near-miss: a plain exception names no rank."""
+    d = _diagnose("more22a-detectron2-launch-process2-error-in-forward")
+    assert d.primary is not None and d.primary.rank == 2
+    plain = "Traceback (most recent call last):\n  File \"t.py\", line 3, in <module>\n    f()\nValueError: bad value 2\n"
+    d = Diagnoser().diagnose(plain.encode())
+    assert d.primary is not None and d.primary.rank is None

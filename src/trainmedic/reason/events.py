@@ -21,6 +21,24 @@ UNCAUGHT = "unclassified-failure/uncaught-exception"  # a traceback no fingerpri
 STALL = "training-hang/stalled-progress"  # a stack sample of a live process, in no known wait
 
 
+# torch.multiprocessing.spawn's parent, reporting the child that failed: "-- Process 2 terminated with the
+# following error:" (the child's traceback follows), "process 2 terminated with exit code 1" / "with signal
+# SIGKILL" (ProcessExitedException). The process index is the child's local rank.
+_SPAWN_CHILD = re.compile(r"-- Process (\d{1,6}) terminated with the following error|"
+                          r"\bprocess (\d{1,6}) terminated with (?:exit code|signal)")
+
+
+def tb_rank(tb: Traceback) -> int | None:
+    """The rank a traceback is of: its prefix's, else the spawn child it came from, else the child the
+    spawn parent's exception names."""
+    if tb.rank is not None:
+        return tb.rank
+    if tb.process is not None:
+        return tb.process
+    m = _SPAWN_CHILD.search(tb.final)
+    return int(m[1] or m[2]) if m else None
+
+
 def waiting_event(library: Library, tb: Traceback, order: int) -> Event | None:
     """A run interrupted by hand (Ctrl-C) shows where it waited: a DataLoader queue, a collective, a
     lock. The library's `stack_waits` say which cause a waiting function stands for; a specific cause
@@ -50,7 +68,7 @@ def _stack_event(cause: Cause, tb: Traceback, text: str, reading: str, weight: f
                  order: int) -> Event:
     """An incident read from a traceback's frames rather than from a matched line."""
     line = Line(tb.path, tb.first_line, text, tb.rank)
-    return Event(cause=cause.full_id, role=cause.role, rank=tb.rank, host=None, time=None, path=tb.path,
+    return Event(cause=cause.full_id, role=cause.role, rank=tb_rank(tb), host=None, time=None, path=tb.path,
                  line=tb.first_line, weight=weight, ambiguous=ambiguous, evidence=(line,), traceback=tb,
                  order=order, fingerprints=((f"{cause.full_id}#{reading}", weight),))
 
@@ -78,7 +96,7 @@ def exception_event(library: Library, tb: Traceback, order: int) -> Event | None
     if UNCAUGHT not in library.cause_ids:
         return None
     line = Line(tb.path, tb.last_line, tb.exceptions[-1][:1000], tb.rank)
-    return Event(cause=UNCAUGHT, role=library.cause(UNCAUGHT).role, rank=tb.rank, host=None, time=None, path=tb.path,
+    return Event(cause=UNCAUGHT, role=library.cause(UNCAUGHT).role, rank=tb_rank(tb), host=None, time=None, path=tb.path,
                  line=tb.last_line, weight=0.3, ambiguous=True, evidence=(line,), traceback=tb, order=order,
                  fingerprints=((f"{UNCAUGHT}#unnamed-exception", 0.3),))
 
@@ -164,7 +182,7 @@ def _event(library: Library, matches: list[Match], tb: Traceback | None, order: 
     return Event(
         cause=best.cause,
         role=cause.role,
-        rank=first.rank if first.rank is not None else (tb.process if tb is not None else None),
+        rank=first.rank if first.rank is not None else (tb_rank(tb) if tb is not None else None),
         host=next((m.line.host for m in matches if m.line.host), None),
         time=min(times) if times else None,
         path=first.path,
