@@ -96,9 +96,9 @@ def exception_event(library: Library, tb: Traceback, order: int) -> Event | None
     if UNCAUGHT not in library.cause_ids:
         return None
     line = Line(tb.path, tb.last_line, tb.exceptions[-1][:1000], tb.rank)
-    return Event(cause=UNCAUGHT, role=library.cause(UNCAUGHT).role, rank=tb_rank(tb), host=None, time=None, path=tb.path,
-                 line=tb.last_line, weight=0.3, ambiguous=True, evidence=(line,), traceback=tb, order=order,
-                 fingerprints=((f"{UNCAUGHT}#unnamed-exception", 0.3),))
+    return Event(cause=UNCAUGHT, role=library.cause(UNCAUGHT).role, rank=tb_rank(tb), host=None, time=None,
+                 path=tb.path, line=tb.last_line, weight=0.3, ambiguous=True, evidence=(line,), traceback=tb,
+                 order=order, fingerprints=((f"{UNCAUGHT}#unnamed-exception", 0.3),))
 
 
 def pid_of(text: str) -> int | None:
