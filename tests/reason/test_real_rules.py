@@ -532,7 +532,10 @@ def test_srun_names_the_task_that_exited_on_its_own() -> None:
     from trainmedic.logs.attribution import launcher_rank
 
     assert launcher_rank("srun: error: node1: task 5: Exited with exit code 1") == 5
+    assert launcher_rank("srun: error: node3: task 5: Killed") == 5  # the task the kernel killed
+    assert launcher_rank("srun: error: node3: task 2: Segmentation fault (core dumped)") == 2
     assert launcher_rank("srun: error: node1: tasks 3,7: Killed") is None
+    assert launcher_rank("srun: error: node1: task 6: Terminated") is None  # the step's teardown of the others
 
 
 def test_the_quoted_raise_of_recvfds_is_fd_exhaustion_when_the_log_is_cut_before_the_error() -> None:

@@ -37,7 +37,10 @@ _LAUNCHER_RANK = re.compile(
     r"local_rank: (\d{1,6}) \(pid"
     r"|\brank *: *(\d{1,6}) \(local_rank"
     r"|\bprocess (\d{1,6}) terminated with (?:signal|exit code)"
-    r"|\bsrun: error: [^:\n]{1,255}: task (\d{1,6}): Exited with exit code"  # srun's task number is the rank
+    # srun's task number is the rank: "task 5: Exited with exit code 1", "task 5: Killed", "task 5:
+    # Segmentation fault" (never "tasks 0-4,6-7: Terminated", the step's teardown of the others)
+    r"|\bsrun: error: [^:\n]{1,255}: task (\d{1,6}): (?:Exited with exit code|Killed|Segmentation fault|Aborted|"
+    r"Bus error|Floating point exception|Illegal instruction|Out Of Memory)"
     r"|\bnoticed that process rank (\d{1,6}) with PID"  # Open MPI's mpirun, PRRTE's prterun
     r"|\bProcess name: \[\[\d{1,9},\d{1,9}\],(\d{1,6})\]"  # mpirun: "The first process to do so was:"
 )
