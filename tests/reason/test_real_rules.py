@@ -1107,3 +1107,30 @@ def test_the_spawn_parents_report_names_the_childs_rank() -> None:
     plain = "Traceback (most recent call last):\n  File \"t.py\", line 3, in <module>\n    f()\nValueError: bad value 2\n"
     d = Diagnoser().diagnose(plain.encode())
     assert d.primary is not None and d.primary.rank is None
+
+
+def _unknown(case_id: str, entry: str) -> Diagnosis:
+    """The case diagnosed with the library entry that explains it removed: a failure no signature knows."""
+    from trainmedic.api import load_library
+    from trainmedic.evaluate.unknown import without
+
+    return Diagnoser(without(load_library(), entry)).diagnose(Named("output.log", _case(case_id).log.encode()))
+
+
+@pytest.mark.parametrize(("case_id", "entry"), [
+    ("more28a-tnt-trajectory-segfault-mid-epoch", "native-crash"),  # the crash glued to a bar's redraw
+    ("more28a-ginex-cgexec-8gb-killed-first-superbatch", "host-oom"),  # zsh's job table; "Done!" at setup
+])
+def test_a_crash_no_signature_knows_is_still_a_failure(case_id: str, entry: str) -> None:
+    """Without the entry that explains it, the crash's own words still make it a failure: a crash glued
+    to the progress line a bar was redrawing is after that progress; zsh's lower-case "killed" in its job
+    table is a kill; a "Done!" that training progress follows (a dataset's preparation) is no finish."""
+    d = _unknown(case_id, entry)
+    assert d.verdict == "failure", d.notes
+
+
+def test_a_done_after_the_last_progress_still_finishes_the_run() -> None:
+    """Near-miss: "Done!" after the last step is the run's end; an error-worded line before it is no
+    failure no signature knows."""
+    log = "step 1 loss 0.5\nerror: could not upload the sample grid, skipping\nstep 2 loss 0.4\nDone!\n"
+    assert Diagnoser().diagnose(log.encode()).verdict == "healthy"

@@ -63,6 +63,9 @@ MAX_MEMORY_TABLES = 16  # per input: of a run that prints one every step, the la
 RISES_KEPT = 16  # per rank, the last lines where its step rose (model.RankProgress.rises)
 PROGRESS_LINES = 256  # progress lines of the tail read per rank (the last ones)
 _DONE_PIDS = frozenset(i for i, p in enumerate(PROGRESS) if p.kind == "done")
+# A script's bare last word ("Done!"): the run's end only if no training progress comes after it (a
+# dataset's preparation says it too)
+_BARE_DONE = frozenset(i for i, p in enumerate(PROGRESS) if p.key == "bare-done")
 MAX_CHECKPOINTS = 200  # the latest checkpoint lines kept per input (a resume point is among the last)
 CHECKPOINTS_PER_BLOCK = 16  # of a block's checkpoint lines, the last ones are read
 TAIL_LINES_KEEP = 4000  # tail lines kept when asked (a baseline compares them)
@@ -593,13 +596,16 @@ class Reader:
         # A verbose run prints progress on every line: its last lines per rank say where it stopped and
         # how its metrics went, so only the last PROGRESS_LINES per rank are read (a bounded cost per input).
         recent = set(starts[-PROGRESS_LINES * max(1, len(result.ranks)):])
+        bare_done = False
         for start in starts:
             if start not in recent:
                 done = [pid for _, pid in by_line[start] if pid in _DONE_PIDS]
                 if done:
                     raw = lines.raw(start)
-                    if any(self.progress_compiled[pid].search(_visible(raw, len(raw))) for pid in done):
+                    hits = [pid for pid in done if self.progress_compiled[pid].search(_visible(raw, len(raw)))]
+                    if hits:
                         result.done, result.done_line = True, lines.number(start)
+                        bare_done = all(pid in _BARE_DONE for pid in hits)
                 continue
             raw = lines.raw(start)
             kinds = []
@@ -613,6 +619,7 @@ class Reader:
                 continue
             if "done" in kinds:
                 result.done, result.done_line = True, lines.number(start)
+                bare_done = all(pid in _BARE_DONE for _, pid in by_line[start] if pid in _DONE_PIDS)
             if "progress" not in kinds:
                 continue
             att = lines.prefix(start, vis)
@@ -636,6 +643,8 @@ class Reader:
                 em = _EPOCH.search(att.rest)
                 now = RankProgress(rank, step, path, number, att.rest.strip()[:300], epoch=int(em[1]) if em else None)
                 result.progress[rank] = _metrics(prev, now, att.rest[:2000])
+        if bare_done and any(p.path == path and p.line > result.done_line for p in result.progress.values()):
+            result.done, result.done_line = False, 0
         self._notable(lines, result, file_rank)
         self._markers(lines, result, file_rank)
 

@@ -63,7 +63,9 @@ def after_progress(scans: Sequence[ScanResult], progress: dict[int | None, RankP
                 continue
             mine = progress.get(n.line.rank) if n.line.rank is not None else None
             last = mine.line if mine is not None and mine.path == s.path else last_any
-            if n.line.number > last:
+            # (a crash glued to the progress line a bar was redrawing: "... 11/56 [00:02<00:08]Segmentation
+            # fault (core dumped)" is after that progress)
+            if n.line.number > last or (n.line.number == last and n.severity >= 3):
                 out.append(n)
     return sorted(out, key=lambda n: (n.line.time is None, n.line.time or 0.0, n.line.path, n.line.number))
 
