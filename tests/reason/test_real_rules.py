@@ -1134,3 +1134,27 @@ def test_a_done_after_the_last_progress_still_finishes_the_run() -> None:
     failure no signature knows."""
     log = "step 1 loss 0.5\nerror: could not upload the sample grid, skipping\nstep 2 loss 0.4\nDone!\n"
     assert Diagnoser().diagnose(log.encode()).verdict == "healthy"
+
+
+@pytest.mark.parametrize("case_id", [
+    "more27a-determined-ddp-rank0-cuda-oom",  # Determined's "[rank=0]" prefix after its own fields
+    "more27a-memoryvla-dlc-torchrun-rank0-sigkill",  # "failed (exitcode: -9) for binary located at ... local_rank: 0 (process ID: 71)"
+    "more27a-qwenvl-finetune-deepspeed-rank0-oom-killer-on-save",  # DeepSpeed's kill list + the kernel's pid
+])
+def test_rank_from_what_the_launcher_says(case_id: str) -> None:
+    d = _diagnose(case_id)
+    assert d.primary is not None and d.primary.rank == _case(case_id).label.rank
+
+
+def test_deepspeeds_kill_list_maps_pids_only_on_one_node() -> None:
+    """Near-miss: the same kill list under host prefixes (pdsh, several nodes) names local ranks of
+    different nodes, so the kernel's pid names no rank."""
+    log = ("node1: [INFO] [launch.py:319:sigkill_handler] Killing subprocess 410126\n"
+           "node1: [INFO] [launch.py:319:sigkill_handler] Killing subprocess 410127\n"
+           "[856341.770960] Out of memory: Killed process 410127 (python) total-vm:79905000kB, anon-rss:22957108kB, "
+           "file-rss:72036kB, shmem-rss:15143164kB, UID:1000 pgtables:78032kB oom_score_adj:0\n")
+    d = Diagnoser().diagnose(log.encode())
+    assert d.primary is not None and d.primary.id == "host-oom/oom-killer" and d.primary.rank is None
+    one = log.replace("node1: ", "")
+    d = Diagnoser().diagnose(one.encode())
+    assert d.primary is not None and d.primary.rank == 1

@@ -20,7 +20,8 @@ _RANK_PREFIXES = (
 )
 _HOST_PREFIX = re.compile(r"((?:[a-z][a-z0-9]*(?:[-.][a-z0-9]+)+)|(?:[a-z]+\d+)): ")
 _NOT_HOSTS = re.compile(r"(?:rank|default)\d+")
-_RANK_IN_TEXT = re.compile(r"\[Rank (\d{1,6})\]")
+# (also Determined's prefix after its own fields: "[2022-10-12T...] [rank=0] RuntimeError: ...")
+_RANK_IN_TEXT = re.compile(r"\[Rank (\d{1,6})\]|\[rank=(\d{1,6})\] ")
 # A c10d message glued to the end of a progress bar that had no newline ("...66.12it/s][E
 # ProcessGroupNCCL.cpp:567] [Rank 1] Watchdog caught ..."): its own header still names the rank.
 _GLUED_RANK = re.compile(r"\[[EWIF][^\]\n]{0,60}\.cpp:\d{1,6}\] \[Rank (\d{1,6})\]")
@@ -34,7 +35,7 @@ _LEADING_TIME = re.compile(r"\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})
 # CalledProcessError: both print the command of the LAST worker they spawned (the spawn loop's `cmd`),
 # whichever failed, so its --local_rank names no one.
 _LAUNCHER_RANK = re.compile(
-    r"local_rank: (\d{1,6}) \(pid"
+    r"local_rank: (\d{1,6}) \((?:pid|process ID)"
     r"|\brank *: *(\d{1,6}) \(local_rank"
     r"|\bprocess (\d{1,6}) terminated with (?:signal|exit code)"
     # srun's task number is the rank: "task 5: Exited with exit code 1", "task 5: Killed", "task 5:
@@ -100,7 +101,7 @@ def split_prefix(text: str) -> Attribution:
     if rank is None:
         m = _RANK_IN_TEXT.search(rest, 0, 120) or _GLUED_RANK.search(rest, 0, 1000)
         if m:
-            rank = int(m.group(1))
+            rank = int(next(g for g in m.groups() if g is not None))
     return Attribution(rank, host, rest)
 
 

@@ -371,9 +371,10 @@ def _verdict(ctx: Context) -> Diagnosis:
                          f"warning before any failure at {m.line.path}:{m.line.number}: {m.line.text[:200]}"
                          for m in warnings[:10])))
 
-    if records:
-        # The launcher's summary maps process ids to ranks: "Sending process N closing signal" is rank r's.
-        by_pid = {r.pid: r.rank for r in records if r.pid is not None}
+    # The launcher's summary maps process ids to ranks: "Sending process N closing signal" is rank r's;
+    # so does the DeepSpeed launcher's kill list (its processes in the order it started them).
+    by_pid = {**_deepspeed_pids(ctx), **{r.pid: r.rank for r in records if r.pid is not None}}
+    if by_pid:
         events = [replace(e, rank=by_pid[e.pid]) if e.rank is None and e.pid in by_pid else e for e in events]
     # Local evidence first (a worker's unprefixed line just before its rank's traceback), then the
     # launcher's summary for what is still unranked.
@@ -1213,6 +1214,28 @@ def _stuck_in_store_barrier(ctx: Context, base: Diagnosis) -> Diagnosis | None:
                            evidence=ev, missing=_missing(ctx, HANG), why=why)
         return replace(base, verdict="hang", primary=primary)
     return None
+
+
+_DS_KILL = re.compile(r"sigkill_handler\] Killing subprocess (\d{1,9})")
+
+
+def _deepspeed_pids(ctx: Context) -> dict[int, int]:
+    """pid -> local rank from the DeepSpeed launcher's "[launch.py:319:sigkill_handler] Killing subprocess
+    410126" lines: its handler walks the processes in the order it started them, local rank 0 first (one
+    node's launcher, so only where no line names a host). A kernel record that killed one of those pids
+    then names its rank."""
+    for s in ctx.scans:
+        lines = sorted({m.line for m in s.matches if "Killing subprocess" in m.line.text}, key=lambda ln: ln.number)
+        if any(ln.host is not None for ln in lines):
+            continue
+        order: list[int] = []
+        for ln in lines:
+            m = _DS_KILL.search(ln.text)
+            if m and int(m[1]) not in order:
+                order.append(int(m[1]))
+        if len(order) > 1:
+            return {pid: i for i, pid in enumerate(order)}
+    return {}
 
 
 def _hang_or_healthy(ctx: Context, base: Diagnosis, progress: dict[int | None, RankProgress]) -> Diagnosis:
