@@ -116,3 +116,13 @@ def test_fallbacks_are_calibrated_on_their_first_answers() -> None:
            and r.primary == "unclassified-failure/uncaught-exception"]
     lib = load_library()
     assert lib.calibration["unclassified-failure/uncaught-exception"] == (len(dev), sum(r.result == "ok" for r in dev))
+
+
+def test_accuracy_page_reports_first_sight() -> None:
+    """docs/accuracy.md says how often the first answers were right, from first_seen.tsv."""
+    from trainmedic.evaluate import first_seen
+
+    rows = [r for r in first_seen.read(CORPUS / "eval" / "first_seen.tsv").values() if r.measured and r.split == "dev"]
+    share = sum(r.result == "ok" for r in rows) / len(rows)
+    page = (ROOT / "docs" / "accuracy.md").read_text(encoding="utf-8")
+    assert "## On first sight" in page and f"| dev | {len(rows)} | {share:.1%} |" in page

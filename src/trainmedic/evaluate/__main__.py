@@ -47,11 +47,13 @@ def main(argv: list[str] | None = None) -> int:
     unknown_path = eval_dir / "unknown.tsv"
     unknown_rows = "\n".join(["case\tsource\tremoved\tverdict\tprimary\tstill_failure\trank\tline_top3",
                               *(r.row() for r in sorted(hidden, key=lambda r: (r.probe.source, r.probe.name)))]) + "\n"
-    doc = render(cases, outcomes, unknown_figs)
+    known_first = first_seen.read(seen_path)
+    doc = render(cases, outcomes, unknown_figs,
+                 [(r.split, r.result) for r in first_seen.merge(known_first, outcomes).values() if r.measured])
     rows = "\n".join(["case\tsplit\tresult\tlabel\tlabel_rank\tverdict\tprimary\tconfidence\trank\tsource",
                       *(o.row() for o in sorted(outcomes, key=lambda o: (o.split, o.case)))]) + "\n"
     fig_text = json.dumps(now, indent=2, sort_keys=True) + "\n"
-    seen_text = first_seen.render(first_seen.read(seen_path), outcomes)
+    seen_text = first_seen.render(known_first, outcomes)
     if args.check:
         stale = [str(path) for path, text in ((args.docs, doc), (rows_path, rows), (fig_path, fig_text),
                                              (unknown_path, unknown_rows), (seen_path, seen_text))

@@ -46,13 +46,18 @@ def read(path: Path) -> dict[str, FirstSeen]:
     return rows
 
 
-def render(known: Mapping[str, FirstSeen], outcomes: Iterable[Outcome]) -> str:
-    """The file with a row for every case: the known rows as they are, new cases as scored now."""
+def merge(known: Mapping[str, FirstSeen], outcomes: Iterable[Outcome]) -> dict[str, FirstSeen]:
+    """A row for every case: the known rows as they are, new cases as scored now."""
     rows = dict(known)
     for o in outcomes:
         if o.case not in rows:
             mark = "ok" if o.top1_ok else ("top3" if o.top3_ok else "MISS")
             conf = "" if o.confidence is None else f"{o.confidence:.2f}"
             rows[o.case] = FirstSeen(o.case, o.split, mark, o.primary or "-", conf)
-    body = sorted(rows.values(), key=lambda r: (r.split, r.case))
+    return rows
+
+
+def render(known: Mapping[str, FirstSeen], outcomes: Iterable[Outcome]) -> str:
+    """The file's text: `merge`d, one row per case."""
+    body = sorted(merge(known, outcomes).values(), key=lambda r: (r.split, r.case))
     return "\n".join([HEADER, *(r.row() for r in body)]) + "\n"

@@ -71,7 +71,9 @@ def _composition(cases: Sequence[Case]) -> list[str]:
     ]
 
 
-def render(cases: Sequence[Case], outcomes: Sequence[Outcome], unknown: UnknownFigures | None = None) -> str:
+def render(cases: Sequence[Case], outcomes: Sequence[Outcome], unknown: UnknownFigures | None = None,
+           first: Sequence[tuple[str, str]] = ()) -> str:
+    """`first`: (split, result) of each case's first answer that was kept (evaluate.first_seen)."""
     by_split = {s: figures([o for o in outcomes if o.split == s]) for s in ("test", "dev")}
     test = [o for o in outcomes if o.split == "test"]
     parts = [
@@ -104,12 +106,31 @@ def render(cases: Sequence[Case], outcomes: Sequence[Outcome], unknown: UnknownF
         *_reliability(outcomes),
         "",
         *(_unknown(unknown) if unknown is not None else ()),
+        *(_first_sight(first) if first else ()),
         "## Per label",
         "",
         *_per_label(outcomes),
         "",
     ]
     return "\n".join(parts)
+
+
+def _first_sight(first: Sequence[tuple[str, str]]) -> list[str]:
+    """How often the first answer to a case was right, before any rule was written looking at it: the
+    figure closest to what a new user's logs get."""
+    rows = ["## On first sight", "",
+            "Each case's answer the first time `make eval` scored it, before any rule or fingerprint was",
+            "written looking at it (`corpus/eval/first_seen.tsv`; cases older than that file are left out).",
+            "Rules were written against the dev cases afterwards, so this is the figure closest to what logs",
+            "nobody has seen get; `test` above measures the same reasoner with today's rules.", "",
+            "| split | cases | right (top-1) | right within top-3 |", "|---|---|---|---|"]
+    for split in ("test", "dev"):
+        got = [r for s, r in first if s == split]
+        if got:
+            ok = sum(r == "ok" for r in got)
+            top3 = sum(r in ("ok", "top3") for r in got)
+            rows.append(f"| {split} | {len(got)} | {ok / len(got):.1%} | {top3 / len(got):.1%} |")
+    return [*rows, ""]
 
 
 def _unknown(f: UnknownFigures) -> list[str]:
