@@ -1158,3 +1158,21 @@ def test_deepspeeds_kill_list_maps_pids_only_on_one_node() -> None:
     one = log.replace("node1: ", "")
     d = Diagnoser().diagnose(one.encode())
     assert d.primary is not None and d.primary.rank == 1
+
+
+@pytest.mark.parametrize(("case_id", "cause"), [
+    ("dlw-spawn-main-guard-pyg-windows", "spawn-without-main-guard"),  # the message from its first line
+    ("more7a-dlw-spawn-main-guard-ganomaly-windows", "spawn-without-main-guard"),  # a paste from its last lines
+    ("more7a-dlw-spawn-pickle-local-llamafactory-windows", "spawn-unpicklable-object"),
+])
+def test_spawned_workers_failing_to_start_on_windows_and_macos(case_id: str, cause: str) -> None:
+    d = _diagnose(case_id)
+    assert d.primary is not None and d.primary.id == f"dataloader-worker-failure/{cause}"
+
+
+def test_an_attribute_error_of_the_dataset_is_no_spawn_failure() -> None:
+    """Near-miss: an AttributeError the dataset raised names no pickling."""
+    log = ("Traceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n    x = ds[0]\n"
+           "AttributeError: 'CustomDataset' object has no attribute 'transform'\n")
+    d = Diagnoser().diagnose(log.encode())
+    assert d.primary is not None and not d.primary.id.startswith("dataloader-worker-failure/spawn")
