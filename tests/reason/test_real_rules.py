@@ -1176,3 +1176,14 @@ def test_an_attribute_error_of_the_dataset_is_no_spawn_failure() -> None:
            "AttributeError: 'CustomDataset' object has no attribute 'transform'\n")
     d = Diagnoser().diagnose(log.encode())
     assert d.primary is not None and not d.primary.id.startswith("dataloader-worker-failure/spawn")
+
+
+@pytest.mark.parametrize(("case_id", "cause"), [
+    ("more-srgan-torch171-inplace-version2", "autograd-error/inplace-modification"),
+    ("mr-sophia-backward-second-time", "autograd-error/backward-twice"),
+    ("more-egoplan-ddp-embedding-device-mismatch", "device-mismatch/tensors-on-different-devices"),
+])
+def test_model_code_errors_are_named_with_their_fix(case_id: str, cause: str) -> None:
+    """Errors in the model code autograd or the dispatcher reports are named, not left unclassified."""
+    d = _diagnose(case_id)
+    assert d.primary is not None and d.primary.id == cause and d.primary.fix
