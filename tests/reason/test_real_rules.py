@@ -1182,8 +1182,10 @@ def test_an_attribute_error_of_the_dataset_is_no_spawn_failure() -> None:
     ("more-srgan-torch171-inplace-version2", "autograd-error/inplace-modification"),
     ("mr-sophia-backward-second-time", "autograd-error/backward-twice"),
     ("more-egoplan-ddp-embedding-device-mismatch", "device-mismatch/tensors-on-different-devices"),
+    ("more10a-swift-resume-deepspeed-loss-scaler-weights-only", "checkpoint-load-mismatch/weights-only-default"),
 ])
 def test_model_code_errors_are_named_with_their_fix(case_id: str, cause: str) -> None:
-    """Errors in the model code autograd or the dispatcher reports are named, not left unclassified."""
+    """Errors in the model code (autograd, the dispatcher, torch.load's safe unpickler) are named, not left
+    unclassified."""
     d = _diagnose(case_id)
     assert d.primary is not None and d.primary.id == cause and d.primary.fix
