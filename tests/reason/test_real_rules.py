@@ -1183,6 +1183,8 @@ def test_an_attribute_error_of_the_dataset_is_no_spawn_failure() -> None:
     ("mr-sophia-backward-second-time", "autograd-error/backward-twice"),
     ("more-egoplan-ddp-embedding-device-mismatch", "device-mismatch/tensors-on-different-devices"),
     ("more10a-swift-resume-deepspeed-loss-scaler-weights-only", "checkpoint-load-mismatch/weights-only-default"),
+    ("more20a-mps-backward-oom-other-allocations-14gb", "cuda-out-of-memory/mps-allocator-oom"),
+    ("more20a-xla-fsdp-tpu-v3-8-reserve-10g-resource-exhausted", "cuda-out-of-memory/xla-hbm-exhausted"),
 ])
 def test_model_code_errors_are_named_with_their_fix(case_id: str, cause: str) -> None:
     """Errors in the model code (autograd, the dispatcher, torch.load's safe unpickler) are named, not left
