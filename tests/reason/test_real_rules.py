@@ -1191,3 +1191,14 @@ def test_model_code_errors_are_named_with_their_fix(case_id: str, cause: str) ->
     unclassified."""
     d = _diagnose(case_id)
     assert d.primary is not None and d.primary.id == cause and d.primary.fix
+
+
+@pytest.mark.parametrize("case_id", [
+    "more23a-cylinder3d-last-batch-input-target-batch-mismatch",  # the loss's batch sizes, last batch
+    "more4-isic2018-bce-target-size-mismatch",  # BCE's target size
+    "mr-mtpsl-mat1-mat2-shapes",  # a linear layer's in_features
+])
+def test_shapes_an_operation_cannot_combine_are_named(case_id: str) -> None:
+    d = _diagnose(case_id)
+    assert d.verdict == "failure" and d.primary is not None
+    assert d.primary.id == "tensor-shape-mismatch/incompatible-shapes"

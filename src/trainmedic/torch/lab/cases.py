@@ -346,10 +346,10 @@ _FIXED_THEN_RESUMED = (
     "hf-worker-killed", "hf-getitem-exception", "hf-nan-loss", "hf-resume-shape-mismatch",
     "hf-ddp-getitem-exception", "accelerate-worker-killed", "lightning-worker-killed",
     "deepspeed-worker-killed", "deepspeed-batch-config",
+    "accelerate-rank-raises", "lightning-rank-raises",  # a shape error in the model code: fix it, then resume
 )
 # (ddp-worker-crash-missing-rank: the logs hold only collateral, so: stop and get rank 2's log first)
-_STOPPED = ("ddp-unknown-exception", "accelerate-rank-raises", "lightning-rank-raises", "lightning-callback-raises",
-            "ddp-worker-crash-missing-rank")
+_STOPPED = ("ddp-unknown-exception", "lightning-callback-raises", "ddp-worker-crash-missing-rank")
 _RESTARTED = ("ddp-rank-hang", "accelerate-rank-hang", "lightning-rank-hang")
 _ACTIONS: dict[str, tuple[str, int | None]] = {
     **dict.fromkeys(_FIXED_THEN_RESUMED, (_FIX, None)),

@@ -15,6 +15,7 @@ _KILLED = r"DataLoader worker \(pid \d+\) is killed by signal: Killed\."
 _CAUGHT_KEYERROR = r"KeyError: Caught KeyError in DataLoader worker process 0\."
 _GLOO_TIMEOUT = r"Timed out waiting 15000ms for (?:send|recv) operation to complete"
 _UNCAUGHT = "unclassified-failure/uncaught-exception"
+_SHAPE_ERROR = "tensor-shape-mismatch/incompatible-shapes"  # a linear layer fed the wrong width
 _SHAPES = r"RuntimeError: mat1 and mat2 shapes cannot be multiplied \(4x16 and 8x1\)"
 WORLD, FAILING = 3, 1
 
@@ -147,11 +148,10 @@ ACCELERATE_CASES: tuple[Case, ...] = (
         "accelerate_ddp.py",
         "raise",
         launcher="accelerate",
-        expected_id=_UNCAUGHT,
+        expected_id=_SHAPE_ERROR,
         expect_text=(rf"\[rank1\]: {_SHAPES}",),
         requires=_ACCELERATE,
-        notes="a shape error in the model's own code: no library entry names it, so the honest answer "
-        "is an uncaught exception on rank 1.",
+        notes="a shape error in the model's own code, on rank 1; the others are collateral.",
     ),
     _ranked(
         "accelerate-worker-killed",
@@ -196,7 +196,7 @@ LIGHTNING_CASES: tuple[Case, ...] = (
         "Lightning strategy='ddp', 3 CPU processes: rank 1's training_step gets a batch of the wrong width",
         "lightning_ddp.py",
         "raise",
-        expected_id=_UNCAUGHT,
+        expected_id=_SHAPE_ERROR,
         expect_text=(rf"\[rank1\]: {_SHAPES}",),
         requires=_LIGHTNING,
     ),
