@@ -1185,6 +1185,8 @@ def test_an_attribute_error_of_the_dataset_is_no_spawn_failure() -> None:
     ("more10a-swift-resume-deepspeed-loss-scaler-weights-only", "checkpoint-load-mismatch/weights-only-default"),
     ("more20a-mps-backward-oom-other-allocations-14gb", "cuda-out-of-memory/mps-allocator-oom"),
     ("more20a-xla-fsdp-tpu-v3-8-reserve-10g-resource-exhausted", "cuda-out-of-memory/xla-hbm-exhausted"),
+    ("more25a-swift-grpo-import-grpoconfig-old-trl-py38", "dependency-version-mismatch/api-changed"),
+    ("mr-poseidon-trainingargs-eval-strategy", "dependency-version-mismatch/api-changed"),
 ])
 def test_model_code_errors_are_named_with_their_fix(case_id: str, cause: str) -> None:
     """Errors in the model code (autograd, the dispatcher, torch.load's safe unpickler) are named, not left
