@@ -1187,6 +1187,7 @@ def test_an_attribute_error_of_the_dataset_is_no_spawn_failure() -> None:
     ("more20a-xla-fsdp-tpu-v3-8-reserve-10g-resource-exhausted", "cuda-out-of-memory/xla-hbm-exhausted"),
     ("more25a-swift-grpo-import-grpoconfig-old-trl-py38", "dependency-version-mismatch/api-changed"),
     ("mr-poseidon-trainingargs-eval-strategy", "dependency-version-mismatch/api-changed"),
+    ("more4-dcnv4-backward-bf16-unsupported", "dtype-mismatch/incompatible-dtypes"),
 ])
 def test_model_code_errors_are_named_with_their_fix(case_id: str, cause: str) -> None:
     """Errors in the model code (autograd, the dispatcher, torch.load's safe unpickler) are named, not left
