@@ -1191,6 +1191,7 @@ def test_an_attribute_error_of_the_dataset_is_no_spawn_failure() -> None:
     ("more4-dcnv4-backward-bf16-unsupported", "dtype-mismatch/incompatible-dtypes"),
     ("more6c-huatuo2-accelerate-device-map-auto", "hf-trainer-failure/device-map-distributed"),
     ("more6c-simpletuner-flux-zero3-embedding-2d", "deepspeed-failure/zero3-params-not-gathered"),
+    ("more24a-bionemo-esm2-pipeline-parallel-num-layers-assert", "megatron-failure/parallel-layout-invalid"),
 ])
 def test_model_code_errors_are_named_with_their_fix(case_id: str, cause: str) -> None:
     """Errors in the model code (autograd, the dispatcher, torch.load's safe unpickler) are named, not left
