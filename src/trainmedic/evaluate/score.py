@@ -65,14 +65,14 @@ class Outcome:
                           conf, rank, self.source])
 
 
-def _label(case: Case) -> str:
+def label_of(case: Case) -> str:
     if case.label.verdict == "healthy" or case.label.id is None:
         return "healthy"
     return f"new:{case.label.id}" if case.label.new else case.label.id
 
 
 def judge(case: Case, d: Diagnosis) -> Outcome:
-    label = _label(case)
+    label = label_of(case)
     ids = [d.primary.id] if d.primary else []
     ids += [a.id for a in d.alternatives][: 3 - len(ids)]
     if label == "healthy":
@@ -120,11 +120,14 @@ def calibrate(dev: Sequence[Case], first: Mapping[str, FirstAnswer] | None = Non
             pairs.append((o.confidence, o.top1_ok))
             counts[o.primary][0] += 1
             counts[o.primary][1] += int(o.top1_ok)
-    dev_ids = {c.id for c in dev}
+    labels = {c.id: label_of(c) for c in dev}
     for r in (first or {}).values():
-        if r.case in dev_ids and r.result != "n/a" and r.primary in library.fallbacks:
+        if r.case in labels and r.result != "n/a" and r.primary in library.fallbacks:
+            # Judged against today's label: a mechanism proposed then and in the library now ("new:" then)
+            # made an unclassified first answer right then, and wrong now.
+            label = labels[r.case]
             counts[r.primary][0] += 1
-            counts[r.primary][1] += int(r.result == "ok")
+            counts[r.primary][1] += int(label.startswith("new:") or label == r.primary)
     lines = ["# Written by `make eval CALIBRATE=1` (python -m trainmedic.evaluate --calibrate); do not edit by hand.",
              "# cause: [answers, right] - how often this cause, given as the primary on the dev split of the",
              "# real-log corpus, was the answer the public thread arrived at (a fallback: on its first answers).",
