@@ -177,6 +177,33 @@ CASES: tuple[Case, ...] = (
         forbid_text=(r"Traceback",),
     ),
     Case(
+        name="autograd-no-grad",
+        description="every parameter frozen at step 3 under reentrant checkpointing: nothing to differentiate",
+        program="autograd.py",
+        args=("--mode", "no-grad"),
+        expected_id="autograd-error/loss-without-grad",
+        expect_text=(r"None of the inputs have requires_grad=True\. Gradients will be None",
+                     r"element 0 of tensors does not require grad and does not have a grad_fn"),
+        notes="checkpoint's warning comes first and is evidence of the failure, never one on its own.",
+    ),
+    Case(
+        name="autograd-inplace",
+        description="at step 3 an output saved for backward is changed in place before backward",
+        program="autograd.py",
+        args=("--mode", "inplace"),
+        expected_id="autograd-error/inplace-modification",
+        expect_text=(r"one of the variables needed for gradient computation has been modified by an inplace "
+                     r"operation",),
+    ),
+    Case(
+        name="autograd-twice",
+        description="a hidden state carried from step 0 to step 1 without detach(): backward reaches a freed graph",
+        program="autograd.py",
+        args=("--mode", "twice"),
+        expected_id="autograd-error/backward-twice",
+        expect_text=(r"Trying to backward through the graph a second time",),
+    ),
+    Case(
         name="getitem-exception",
         description="__getitem__ raises KeyError on sample 13, num_workers=2",
         program="getitem_exception.py",
@@ -345,7 +372,7 @@ _FIXED_THEN_RESUMED = (
     "ddp-worker-crash-logdir", "ddp-worker-crash-record", "ddp-rank-raises", "ddp-rank-raises-tee",
     "hf-worker-killed", "hf-getitem-exception", "hf-nan-loss", "hf-resume-shape-mismatch",
     "hf-ddp-getitem-exception", "accelerate-worker-killed", "lightning-worker-killed",
-    "deepspeed-worker-killed", "deepspeed-batch-config",
+    "deepspeed-worker-killed", "deepspeed-batch-config", "autograd-no-grad", "autograd-inplace", "autograd-twice",
     "accelerate-rank-raises", "lightning-rank-raises",  # a shape error in the model code: fix it, then resume
 )
 # (ddp-worker-crash-missing-rank: the logs hold only collateral, so: stop and get rank 2's log first)
