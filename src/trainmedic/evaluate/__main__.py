@@ -34,8 +34,9 @@ def main(argv: list[str] | None = None) -> int:
     cases = load_corpus(real)
     eval_dir = args.corpus / "eval"
     seen_path = eval_dir / "first_seen.tsv"
+    known_first = first_seen.read(seen_path)
     if args.calibrate:
-        written = calibrate([c for c in cases if c.split == "dev"], first_seen.read(seen_path))
+        written = calibrate([c for c in cases if c.split == "dev"], known_first)
         print(f"eval: wrote {written} from the dev split")
     outcomes = run(cases)
     now = {split: figures([o for o in outcomes if o.split == split]).to_json() for split in ("test", "dev")}
@@ -47,7 +48,6 @@ def main(argv: list[str] | None = None) -> int:
     unknown_path = eval_dir / "unknown.tsv"
     unknown_rows = "\n".join(["case\tsource\tremoved\tverdict\tprimary\tstill_failure\trank\tline_top3",
                               *(r.row() for r in sorted(hidden, key=lambda r: (r.probe.source, r.probe.name)))]) + "\n"
-    known_first = first_seen.read(seen_path)
     doc = render(cases, outcomes, unknown_figs,
                  [(r.split, r.result) for r in first_seen.merge(known_first, outcomes).values() if r.measured])
     rows = "\n".join(["case\tsplit\tresult\tlabel\tlabel_rank\tverdict\tprimary\tconfidence\trank\tsource",

@@ -51,9 +51,8 @@ def merge(known: Mapping[str, FirstSeen], outcomes: Iterable[Outcome]) -> dict[s
     rows = dict(known)
     for o in outcomes:
         if o.case not in rows:
-            mark = "ok" if o.top1_ok else ("top3" if o.top3_ok else "MISS")
             conf = "" if o.confidence is None else f"{o.confidence:.2f}"
-            rows[o.case] = FirstSeen(o.case, o.split, mark, o.primary or "-", conf)
+            rows[o.case] = FirstSeen(o.case, o.split, o.mark, o.primary or "-", conf)
     return rows
 
 

@@ -55,13 +55,16 @@ class Outcome:
     def rank_ok(self) -> bool | None:
         return None if self.label_rank is None else self.rank == self.label_rank
 
+    @property
+    def mark(self) -> str:
+        return "ok" if self.top1_ok else ("top3" if self.top3_ok else "MISS")
+
     def row(self) -> str:
         """One line of the committed outcomes file: a regression shows as a diff of this line."""
         conf = "" if self.confidence is None else f"{self.confidence:.2f}"
         rank = "" if self.rank is None else str(self.rank)
         want_rank = "" if self.label_rank is None else str(self.label_rank)
-        mark = "ok" if self.top1_ok else ("top3" if self.top3_ok else "MISS")
-        return "\t".join([self.case, self.split, mark, self.label, want_rank, self.verdict, self.primary or "-",
+        return "\t".join([self.case, self.split, self.mark, self.label, want_rank, self.verdict, self.primary or "-",
                           conf, rank, self.source])
 
 
@@ -71,17 +74,23 @@ def label_of(case: Case) -> str:
     return f"new:{case.label.id}" if case.label.new else case.label.id
 
 
+def answers(label: str, primary: str | None) -> bool:
+    """Whether a primary answer is the label's (`primary` None: the run was called healthy). A mechanism
+    the library lacks ("new:") is answered only by an unclassified failure."""
+    if label == "healthy" or primary is None:
+        return label == "healthy" and primary is None
+    if label.startswith("new:"):
+        return primary.startswith(UNCLASSIFIED + "/")
+    return primary == label
+
+
 def judge(case: Case, d: Diagnosis) -> Outcome:
     label = label_of(case)
     ids = [d.primary.id] if d.primary else []
     ids += [a.id for a in d.alternatives][: 3 - len(ids)]
-    if label == "healthy":
-        top1 = top3 = d.verdict == "healthy"
-    elif label.startswith("new:"):
-        top1 = top3 = d.verdict != "healthy" and bool(d.primary) and d.primary.id.startswith(UNCLASSIFIED + "/")  # type: ignore[union-attr]  # primary checked
-    else:
-        top1 = d.verdict != "healthy" and bool(ids) and ids[0] == label
-        top3 = d.verdict != "healthy" and label in ids
+    top1 = answers(label, None if d.verdict == "healthy" else (d.primary.id if d.primary else ""))
+    # (healthy and unknown mechanisms have one right answer; a known cause may be among the alternatives)
+    top3 = top1 if label == "healthy" or label.startswith("new:") else d.verdict != "healthy" and label in ids
     p = d.primary
     return Outcome(case.id, case.source, case.split, label, case.label.rank, d.verdict, p.id if p else None,
                    p.confidence if p else None, p.rank if p else None, tuple(ids), top1, top3)
@@ -125,9 +134,8 @@ def calibrate(dev: Sequence[Case], first: Mapping[str, FirstAnswer] | None = Non
         if r.case in labels and r.result != "n/a" and r.primary in library.fallbacks:
             # Judged against today's label: a mechanism proposed then and in the library now ("new:" then)
             # made an unclassified first answer right then, and wrong now.
-            label = labels[r.case]
             counts[r.primary][0] += 1
-            counts[r.primary][1] += int(label.startswith("new:") or label == r.primary)
+            counts[r.primary][1] += int(answers(labels[r.case], r.primary))
     lines = ["# Written by `make eval CALIBRATE=1` (python -m trainmedic.evaluate --calibrate); do not edit by hand.",
              "# cause: [answers, right] - how often this cause, given as the primary on the dev split of the",
              "# real-log corpus, was the answer the public thread arrived at (a fallback: on its first answers).",

@@ -25,7 +25,7 @@ from trainmedic.logs.attribution import (
 )
 from trainmedic.logs.blocks import BLOCK, MAX_LINE, BlockSplitter, strip_ansi
 from trainmedic.logs.sources import InputError, Source, looks_binary
-from trainmedic.logs.tracebacks import MAX_DUMP_FRAMES, assemble_stack_dump, assemble_traceback
+from trainmedic.logs.tracebacks import CHAIN, MAX_DUMP_FRAMES, assemble_stack_dump, assemble_traceback
 from trainmedic.model import (
     Checkpoint,
     Line,
@@ -711,7 +711,7 @@ def _indented_body(tail: bytes, record_end: int, start: int, distance: int) -> b
     return all(ln[:1] in (b" ", b"\t") for ln in body.split(b"\n") if ln.strip())
 
 
-_CHAIN_BYTES = (b"During handling of the above exception", b"The above exception was the direct cause")
+_CHAIN_BYTES = tuple(c.encode() for c in CHAIN)
 
 
 class _TailLines:

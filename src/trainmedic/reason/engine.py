@@ -589,16 +589,15 @@ def _stranded(library: Library, e: Event, tables: Sequence[MemoryTable] = ()) ->
     target = library.cause(e.cause).stranded_as
     if target is None:
         return e
-    near = [t for t in tables if t.path == e.path and abs(t.line - e.line) <= _TABLE_SPAN
-            and memory.stranded_table(t.allocated, t.reserved)]
-    if near and not any(memory.stranded(ln.text) for ln in e.evidence):
-        t = near[0]
+    if not any(memory.stranded(ln.text) for ln in e.evidence):
+        t = next((t for t in tables if t.path == e.path and abs(t.line - e.line) <= _TABLE_SPAN
+                  and memory.stranded_table(t.allocated, t.reserved)), None)
+        if t is None:
+            return e
         said = (f"memory summary at {t.path}:{t.line}: {t.allocated / 2**20:.0f} MiB allocated, "
                 f"{t.reserved / 2**20:.0f} MiB reserved: the cache held {(t.reserved - t.allocated) / 2**30:.1f} GiB "
                 f"it could not hand out")
         e = replace(e, evidence=(*e.evidence, Line(t.path, t.line, said, e.rank)))
-    elif not any(memory.stranded(ln.text) for ln in e.evidence):
-        return e
     return replace(e, cause=target, role=library.cause(target).role,
                    fingerprints=((f"{target}#stranded-cache", e.weight),))
 

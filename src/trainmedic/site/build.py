@@ -136,7 +136,7 @@ def entry_problems(entry: Entry, library: Library) -> list[str]:
         parts = {"mechanism": c.mechanism, "fingerprints": c.fingerprints, "fix": c.fix,
                  "verify": c.verify, "prevention": c.prevention}
         if c.lineless:
-            del parts["fingerprints"]  # read from the metric lines or a stop after the finish, not a line
+            del parts["fingerprints"]  # read from metric lines, a stop after the finish or a count, not a line
         problems += [f"{where}: cause {c.id!r} has no {name!r}; add it" for name, v in parts.items() if not v]
         if c.id in RESERVED_IDS:
             problems.append(f"{where}: cause id {c.id!r} is also a section anchor of the page; rename the cause")
