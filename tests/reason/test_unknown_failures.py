@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from trainmedic.api import Diagnoser, Named
 from trainmedic.catalog import load_library
 from trainmedic.evaluate import unknown
@@ -182,6 +184,29 @@ def test_a_nan_the_metrics_recover_from_is_not_a_failure() -> None:
     hf = "".join(HF.format(loss=x, norm=n, i=i) for i, (x, n) in enumerate(
         [("2.31", "7.3"), ("2.2", "inf"), ("2.1", "6.8")])).encode()
     assert Diagnoser(less).diagnose(Named("run.log", hf)).verdict == "healthy"
+
+
+# detectron2's CommonMetricPrinter ("total_loss" first, then each term, "{:.4g}"), a script printing the
+# loss tensor itself, and one printing "Loss = ...": the same reading, whatever the printer.
+D2 = "[11/30 10:02:{i:02d} d2.utils.events]:  eta: 1:02:11  iter: {i}  total_loss: {loss}  loss_cls: {loss}  lr: 0.0004\n"
+TENSOR = "iter {i}: loss: tensor({loss}, device='cuda:0', grad_fn=<AddBackward0>)\n"
+EQUALS = "step {i} Loss = {loss}\n"
+
+
+@pytest.mark.parametrize("line", [D2, TENSOR, EQUALS])
+def test_nan_in_the_metric_lines_of_other_printers_is_read_too(line: str) -> None:
+    less = unknown.without(load_library(), "nan-loss")
+    losses = ["2.113", "1.95", "1.71", "nan", "nan", "nan"]
+    d = Diagnoser(less).diagnose(Named("run.log", "".join(line.format(i=i, loss=x) for i, x in enumerate(losses)).encode()))
+    assert d.primary is not None and d.primary.id == "unclassified-failure/metric-anomaly"
+    assert d.primary.evidence[0].line == 4
+
+
+def test_a_nan_in_one_term_or_in_the_evaluation_alone_is_not_the_training_loss() -> None:
+    """"loss_cls: nan" next to a finite total, or "val_loss: nan": neither is the loss the run trains on."""
+    less = unknown.without(load_library(), "nan-loss")
+    terms = "".join(f"iter: {i}  total_loss: {2.1 - i / 10:.3f}  loss_mask: nan  val_loss: nan\n" for i in range(6))
+    assert Diagnoser(less).diagnose(Named("run.log", terms.encode())).verdict == "healthy"
 
 
 def test_a_gradient_norm_that_stays_nan_is_a_failure_even_with_a_finite_loss() -> None:

@@ -88,13 +88,16 @@ _STEP_TIME = re.compile(r"(?<![\w.])time[:=] ?" + _NUM)
 _METERS = re.compile(r"\bTime +" + _NUM + r" \( *" + _NUM + r"\)[ \t]+Data +" + _NUM + r" \( *" + _NUM + r"\)")
 AVERAGED = 100  # iterations behind an AverageMeter's running average before it stands for the run
 _METERS_AT = re.compile(r"\[ *(\d{1,9})/\d{1,9}\]")  # ProgressMeter pads the batch index: "[  0/5005]"
-# "loss: 0.41", "loss=0.41", "Loss : 0.0482", nanoGPT's "loss 3.9883,", AverageMeter's "Loss 6.93 (6.84)"
-_LOSS = re.compile(r"(?<![\w.'])'?[Ll]oss'?(?: ?[:=] ?| )" + _NUM[:-1] + r"(?:e[+-]?\d{1,3})?)")
-# The same places holding NaN or Inf ("loss=nan", "Loss nan (nan)", "'loss': 'inf'"), or a gradient norm
-# holding NaN ("'grad_norm': nan", "grad norm: nan").
+# "loss: 0.41", "loss=0.41", "Loss : 0.0482", nanoGPT's "loss 3.9883,", AverageMeter's "Loss 6.93 (6.84)",
+# detectron2's "total_loss: 2.113", "train_loss=0.41", a tensor printed as is ("loss: tensor(0.41, ...").
+# Not "val_loss" nor "loss_cls": an evaluation's figure or one term of the sum is not the training loss.
+_LOSS_NAME = r"(?<![\w.'])'?(?:(?:total|train|training)[_ /])?(?:[Ll]oss|LOSS)'?(?: ?[:=] ?| )(?:tensor\()?"
+_LOSS = re.compile(_LOSS_NAME + _NUM[:-1] + r"(?:e[+-]?\d{1,3})?)")
+# The same places holding NaN or Inf ("loss=nan", "Loss nan (nan)", "'loss': 'inf'", "loss = NaN",
+# "loss: tensor(nan, device='cuda:0')"), or a gradient norm holding NaN ("'grad_norm': nan", "grad norm: nan").
 # An infinite gradient norm alone is a step the fp16 loss scaler skipped, not this.
-_LOSS_NONFINITE = re.compile(r"(?<![\w.'])'?(?:[Ll]oss'?(?: ?[:=] ?| )'?-?(?:nan|NaN|NAN|inf|Inf|INF)"
-                             r"|grad[_ ]norm'?(?: ?[:=] ?| )'?(?:nan|NaN|NAN))(?![\w.])")
+_LOSS_NONFINITE = re.compile(r"(?:" + _LOSS_NAME + r"'?-?(?:nan|NaN|NAN|inf|Inf|INF)"
+                             r"|(?<![\w.'])'?grad[_ ]norm'?(?: ?[:=] ?| )'?(?:nan|NaN|NAN))(?![\w.])")
 
 
 @dataclass
