@@ -1209,3 +1209,19 @@ def test_shapes_an_operation_cannot_combine_are_named(case_id: str) -> None:
     d = _diagnose(case_id)
     assert d.verdict == "failure" and d.primary is not None
     assert d.primary.id == "tensor-shape-mismatch/incompatible-shapes"
+
+
+def test_an_uncaught_cpp_exception_seen_only_in_its_native_stack_is_no_bare_abort() -> None:
+    """libtorch's backward-cpp stack shows `std::terminate()` above the abort: the abort is what the
+    uncaught exception led to, so it is not what the wrapper wraps."""
+    d = _diagnose("more30a-native-terminate-libtorch-gssdf-config")
+    assert d.primary is not None and d.primary.id == "native-crash/cpp-terminate"
+    # near miss: the same abort without the terminate frame has no message of its own
+    bare = "Aborted (Signal sent by tkill() 1733323 1000)\nAborted (core dumped)\n"
+    d = Diagnoser().diagnose(Named("output.log", bare.encode()))
+    assert d.primary is not None and d.primary.id == "native-crash/abort"
+
+
+def test_the_pre_1_3_cudnn_version_check_is_read() -> None:
+    d = _diagnose("more30a-cudnn-mismatch-centernet-conda-7102")
+    assert d.primary is not None and d.primary.id == "missing-cuda-libraries/cudnn-version-incompatible"

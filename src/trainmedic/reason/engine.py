@@ -750,9 +750,12 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
                    if t.path == first.path and 0 < t.first_line - first.line <= 2]
         reach = max([reach, *carried])
         # (A paste that lost its line breaks holds the wrapper and what it wraps on one line.)
+        # Not the death it caused: a cause that names the wrapper among its own sharper readings (a bare
+        # abort, which std::terminate explains) is what the wrapper led to, not what it wraps.
         wrapped = [e for e in initiating if e.path == first.path and e.rank == first.rank
                    and first.line <= e.line <= reach and e.cause not in ctx.library.wrappers
-                   and e.cause not in ctx.library.fallbacks]
+                   and e.cause not in ctx.library.fallbacks
+                   and first.cause not in ctx.library.cause(e.cause).competes]
         if wrapped:
             first = min(wrapped, key=lambda e: e.line)
             entry_of = first.cause.split("/")[0]
