@@ -1225,3 +1225,25 @@ def test_an_uncaught_cpp_exception_seen_only_in_its_native_stack_is_no_bare_abor
 def test_the_pre_1_3_cudnn_version_check_is_read() -> None:
     d = _diagnose("more30a-cudnn-mismatch-centernet-conda-7102")
     assert d.primary is not None and d.primary.id == "missing-cuda-libraries/cudnn-version-incompatible"
+
+
+@pytest.mark.parametrize("case_id", [
+    "more30d-alpaca-lora-docker-4x3090-all-ranks-sigbus-shm",  # the launcher's unranked line comes first
+    "more30d-llamafactory-slurm-8gpu-sigbus-root-rank0",  # "Failures:" lists ranks 6 and 7 before the root cause
+])
+def test_torchruns_root_cause_record_names_the_rank_among_records_of_one_failure(case_id: str) -> None:
+    d = _diagnose(case_id)
+    assert d.primary is not None and d.primary.rank == 0
+
+
+def test_a_ranks_own_line_is_not_overruled_by_the_summary() -> None:
+    """Rank 2 printed its own crash; a summary whose root-cause record is another rank does not move it."""
+    own = "[rank2]: Fatal Python error: Segmentation fault\n"
+    summary = ("Failures:\n[1]:\n  time      : 2024-05-01_10:00:00\n  host      : node1\n"
+               "  rank      : 2 (local_rank: 2)\n  exitcode  : -11 (pid: 12)\n  error_file: <N/A>\n"
+               "  traceback : Signal 11 (SIGSEGV) received by PID 12\n"
+               "Root Cause (first observed failure):\n[0]:\n  time      : 2024-05-01_10:00:00\n  host      : node1\n"
+               "  rank      : 0 (local_rank: 0)\n  exitcode  : -11 (pid: 10)\n  error_file: <N/A>\n"
+               "  traceback : Signal 11 (SIGSEGV) received by PID 10\n")
+    d = Diagnoser().diagnose(Named("output.log", (own + summary).encode()))
+    assert d.primary is not None and d.primary.id == "native-crash/segfault" and d.primary.rank == 2

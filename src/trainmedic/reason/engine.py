@@ -716,10 +716,35 @@ def _recovered(ctx: Context, initiating: list[Event], collateral: list[Event]) -
 
 
 
+_RECORD_SPAN = (3, 6)  # lines above and below a summary record's "rank : N" line that belong to it
+_RECORD_FIELD = re.compile(r"^\s*(?:exitcode|traceback|error_file|msg)\s*: ")  # one of the record's own lines
+
+
+def _root_cause_record(ctx: Context, first: Event, initiating: list[Event]) -> Event:
+    """torchrun's failure summary lists the other failures first and the first observed one last
+    ("Root Cause (first observed failure)"), often within the same second: of one summary's records
+    reporting the same failure, the root cause's leads, whatever their order in the file; so it does
+    over the launcher's unranked line of that failure ("failed (exitcode: -7) local_rank: 0")."""
+    def record_of(e: Event) -> SummaryRecord | None:
+        if not e.evidence or not _RECORD_FIELD.match(e.evidence[0].text):
+            return None
+        return next((r for s in ctx.scans for r in s.summaries if r.path == e.path and r.rank == e.rank
+                     and -_RECORD_SPAN[0] <= e.line - r.line <= _RECORD_SPAN[1]), None)
+
+    mine = record_of(first)
+    if mine is not None and mine.root_cause:
+        return first
+    if mine is None and any(ln.rank is not None for ln in first.evidence):
+        return first  # a rank's own line: the summary has no say over it
+    roots = [e for e in initiating if e.cause == first.cause and e.path == first.path
+             and (r := record_of(e)) is not None and r.root_cause]
+    return min(roots, key=lambda e: e.line) if roots else first
+
+
 def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
                      collateral_events: list[Event], confirmed: set[int], context: list[Event],
                      warnings: list[Match]) -> Diagnosis:
-    first = _first(initiating)
+    first = _root_cause_record(ctx, _first(initiating), initiating)
     kills = ctx.library.kills
     entry_of = first.cause.split("/")[0]
     # The same incident: same rank, same entry (e.g. the worker's own message and the main process's).
