@@ -1247,3 +1247,24 @@ def test_a_ranks_own_line_is_not_overruled_by_the_summary() -> None:
                "  traceback : Signal 11 (SIGSEGV) received by PID 10\n")
     d = Diagnoser().diagnose(Named("output.log", (own + summary).encode()))
     assert d.primary is not None and d.primary.id == "native-crash/segfault" and d.primary.rank == 2
+
+
+@pytest.mark.parametrize(("case_id", "cause"), [
+    # the shell's bare report of a crash, with no "(core dumped)" (cores off)
+    ("more30b-mmdet-v0-train-segfault-ops-built-gcc48", "native-crash/segfault"),
+    # PaddlePaddle's allocator in a port's log, on glog warning lines and alone
+    ("more30b-paddledet-cascade-rcnn-roi-align-badalloc-glog", "cuda-out-of-memory/allocator-oom"),
+    ("more30b-paddledet-yolov3-roadsign-windows-gpu-oom-batch8", "cuda-out-of-memory/allocator-oom"),
+    # timm pads its meters: "Loss:       nan (   nan)" on every line to the end
+    ("more30b-timm-mobilenetv3-nan-lr-not-scaled-to-batch", "nan-loss/nonfinite-loss"),
+])
+def test_failures_in_the_words_of_shells_ports_and_padded_meters(case_id: str, cause: str) -> None:
+    d = _diagnose(case_id)
+    assert d.primary is not None and d.primary.id == cause
+
+
+def test_a_padded_meter_that_recovers_from_nan_is_healthy() -> None:
+    line = "Train: 4 [{i:4d}/5004 ({p:3d}%)]  Loss:  {x:>9} ({x:>6})  Time: 0.202s,  LR: 6.227e-02\n"
+    losses = ["6.913", "6.871", "nan", "6.802", "6.755"]
+    log = "".join(line.format(i=50 * i, p=i, x=x) for i, x in enumerate(losses))
+    assert Diagnoser().diagnose(Named("output.log", log.encode())).verdict == "healthy"

@@ -75,8 +75,9 @@ NOTABLE_KEEP = 256  # error-worded lines kept from one input's tail: its first o
 _STEP = re.compile(r"(?:global_step|[Ss]tep|[Ii]ter(?:ation)?)[ =:]+(\d{1,18}(?!\d))")
 _TQDM = re.compile(r"(\d{1,18}(?!\d))/(\d{1,18}(?!\d)) \[")
 _EPOCH = re.compile(r"[Ee]poch[ =:]+(\d{1,18}(?!\d))")
-# The iteration within the epoch: MMEngine's "[200/62598]", pytorch/examples' "[2700/60000 (4%)]"
-_BRACKETED = re.compile(r"\[(\d{1,18}(?!\d))/\d+(?: \(\d{1,3}%\))?\]")
+# The iteration within the epoch: MMEngine's "[200/62598]", pytorch/examples' "[2700/60000 (4%)]", timm's
+# padded "[ 300/5004 (  6%)]"
+_BRACKETED = re.compile(r"\[ {0,8}(\d{1,18}(?!\d))/\d+(?: \( {0,2}\d{1,3}%\))?\]")
 _WORLD = re.compile(r"(?:world_size|WORLD_SIZE|num_processes)[=: ]+(\d{1,18}(?!\d))")
 _KV = re.compile(r"(\w+) *: (.*)")
 _OWN_LEVEL = linear.compile_bytes(ERROR_LEVEL)
@@ -91,7 +92,8 @@ _METERS_AT = re.compile(r"\[ *(\d{1,9})/\d{1,9}\]")  # ProgressMeter pads the ba
 # "loss: 0.41", "loss=0.41", "Loss : 0.0482", nanoGPT's "loss 3.9883,", AverageMeter's "Loss 6.93 (6.84)",
 # detectron2's "total_loss: 2.113", "train_loss=0.41", a tensor printed as is ("loss: tensor(0.41, ...").
 # Not "val_loss" nor "loss_cls": an evaluation's figure or one term of the sum is not the training loss.
-_LOSS_NAME = r"(?<![\w.'])'?(?:(?:total|train|training)[_ /])?(?:[Ll]oss|LOSS)'?(?: ?[:=] ?| )(?:tensor\()?"
+# (timm pads the figure to its width: "Loss:       nan (   nan)".)
+_LOSS_NAME = r"(?<![\w.'])'?(?:(?:total|train|training)[_ /])?(?:[Ll]oss|LOSS)'?(?: ?[:=] {0,12}| )(?:tensor\()?"
 _LOSS = re.compile(_LOSS_NAME + _NUM[:-1] + r"(?:e[+-]?\d{1,3})?)")
 # The same places holding NaN or Inf ("loss=nan", "Loss nan (nan)", "'loss': 'inf'", "loss = NaN",
 # "loss: tensor(nan, device='cuda:0')"), or a gradient norm holding NaN ("'grad_norm': nan", "grad norm: nan").

@@ -63,7 +63,8 @@ PROGRESS: tuple[Pattern, ...] = (
     Pattern("step", r"(?:global_step|[Ss]tep|[Ii]ter(?:ation)?)[ =:]+\d+", "progress"),
     Pattern("hf-log", r"\{'loss': ", "progress"),
     # A line that reports the training loss is a step done, whatever else it prints ("1336 Loss : 1.4608").
-    Pattern("loss-line", r"(?:^|[^\w.'])[Ll]oss ?[:=] ?\d", "progress"),
+    # (timm pads the figure to its width, NaN included: "Loss:       nan (   nan)")
+    Pattern("loss-line", r"(?:^|[^\w.'])[Ll]oss ?[:=] {0,12}(?:\d|nan\b|NaN\b)", "progress"),
     Pattern("epoch", r"[Ee]poch[ =:]+\d+", "progress"),
     # MMCV/MMEngine: "Epoch [1][200/62598]", "Epoch(train) [1][200/1000]", "Iter(train) [200/1000]";
     # pytorch/examples' ProgressMeter: "Epoch: [0][ 10/5005]".

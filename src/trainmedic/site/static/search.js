@@ -27,8 +27,11 @@
     var s = 0;
     var hit = null;
     // A phrase people paste for this cause ("Bus error"): the cause the library says it means comes first.
+    // The phrase alone outranks a fingerprint it happens to satisfy too (a shell's bare "Bus error");
+    // a whole pasted line is judged by the fingerprints.
     var lower = query.toLowerCase();
     for (var k = 0; k < d.phrases.length; k++) {
+      if (lower === d.phrases[k]) { s += 200; break; }
       if (lower.indexOf(d.phrases[k]) >= 0) { s += 60; break; }
     }
     for (var i = 0; i < d.regexes.length; i++) {
