@@ -325,6 +325,13 @@ def test_a_workers_own_traceback_through_its_loop_is_the_datasets_exception() ->
     ("more5a-audio-diffusion-loss-explodes-epoch1336", "loss-spike/spike-detected"),
     # the deepspeed launcher's ssh pre-check of the hostfile, old and new wording
     ("more5b-ds-eva-hostfile-placeholder-node-0", "deepspeed-failure/multinode-launch-failure"),
+    # timm pads its meters: "Loss:       nan (   nan)" on every line to the end
+    ("more30b-timm-mobilenetv3-nan-lr-not-scaled-to-batch", "nan-loss/nonfinite-loss"),
+    # the shell's bare report of a crash, with no "(core dumped)" (cores off)
+    ("more30b-mmdet-v0-train-segfault-ops-built-gcc48", "native-crash/segfault"),
+    # PaddlePaddle's allocator in a port's log, on glog warning lines and alone
+    ("more30b-paddledet-cascade-rcnn-roi-align-badalloc-glog", "cuda-out-of-memory/allocator-oom"),
+    ("more30b-paddledet-yolov3-roadsign-windows-gpu-oom-batch8", "cuda-out-of-memory/allocator-oom"),
 ])
 def test_metric_and_launcher_wordings_across_versions(case_id: str, cause: str) -> None:
     d = _diagnose(case_id)
@@ -1247,20 +1254,6 @@ def test_a_ranks_own_line_is_not_overruled_by_the_summary() -> None:
                "  traceback : Signal 11 (SIGSEGV) received by PID 10\n")
     d = Diagnoser().diagnose(Named("output.log", (own + summary).encode()))
     assert d.primary is not None and d.primary.id == "native-crash/segfault" and d.primary.rank == 2
-
-
-@pytest.mark.parametrize(("case_id", "cause"), [
-    # the shell's bare report of a crash, with no "(core dumped)" (cores off)
-    ("more30b-mmdet-v0-train-segfault-ops-built-gcc48", "native-crash/segfault"),
-    # PaddlePaddle's allocator in a port's log, on glog warning lines and alone
-    ("more30b-paddledet-cascade-rcnn-roi-align-badalloc-glog", "cuda-out-of-memory/allocator-oom"),
-    ("more30b-paddledet-yolov3-roadsign-windows-gpu-oom-batch8", "cuda-out-of-memory/allocator-oom"),
-    # timm pads its meters: "Loss:       nan (   nan)" on every line to the end
-    ("more30b-timm-mobilenetv3-nan-lr-not-scaled-to-batch", "nan-loss/nonfinite-loss"),
-])
-def test_failures_in_the_words_of_shells_ports_and_padded_meters(case_id: str, cause: str) -> None:
-    d = _diagnose(case_id)
-    assert d.primary is not None and d.primary.id == cause
 
 
 def test_a_padded_meter_that_recovers_from_nan_is_healthy() -> None:
