@@ -1261,3 +1261,9 @@ def test_a_padded_meter_that_recovers_from_nan_is_healthy() -> None:
     losses = ["6.913", "6.871", "nan", "6.802", "6.755"]
     log = "".join(line.format(i=50 * i, p=i, x=x) for i, x in enumerate(losses))
     assert Diagnoser().diagnose(Named("output.log", log.encode())).verdict == "healthy"
+
+
+def test_hpe_pals_names_the_rank_that_died_of_a_signal() -> None:
+    """PALS mpiexec (Aurora, Polaris, Sunspot): rank 0's segfault, then the rank it killed."""
+    d = _diagnose("more30d-ezpz-xpu-tp2-rank0-sigsegv-rank4-killed")
+    assert d.primary is not None and (d.primary.id, d.primary.rank) == ("native-crash/segfault", 0)

@@ -44,6 +44,7 @@ _LAUNCHER_RANK = re.compile(
     r"Bus error|Floating point exception|Illegal instruction|Out Of Memory)"
     r"|\bnoticed that process rank (\d{1,6}) with PID"  # Open MPI's mpirun, PRRTE's prterun
     r"|\bProcess name: \[\[\d{1,9},\d{1,9}\],(\d{1,6})\]"  # mpirun: "The first process to do so was:"
+    r"|\brank (\d{1,6}) died from signal \d"  # HPE PALS mpiexec: "rank 0 died from signal 11 and dumped core"
 )
 _MESSAGE_RANK = re.compile(
     r"\b(?:for|on) rank (\d{1,6})\b"  # DDP: "did not receive grad for rank 2"

@@ -167,7 +167,8 @@ def _failed_ranks(events: list[Event]) -> set[int]:
 def _failed_in(lines: Sequence[Line]) -> set[int]:
     out: set[int] = set()
     for ln in lines:
-        if "SIGTERM" in ln.text or "exitcode: -15" in ln.text or "on signal 15 " in ln.text:
+        if ("SIGTERM" in ln.text or "exitcode: -15" in ln.text or "on signal 15 " in ln.text
+                or "from signal 15" in ln.text):
             continue  # the launcher's own teardown, not a rank that failed
         r = launcher_rank(ln.text)
         if r is not None:
