@@ -132,7 +132,11 @@ def test_a_progress_bar_still_at_zero_after_an_error_is_no_progress() -> None:
            b"  0%|          | 0/6931 [00:01<?, ?it/s]\n")
     d = Diagnoser().diagnose(Named("run.log", log))
     assert d.verdict == "failure" and d.primary is not None and d.primary.id == "unclassified-failure/uncaught-exception"
-    went_on = log.replace(b"0/6931 [00:01<?, ?it/s]", b"12/6931 [00:09<1:02:13, 1.8it/s]")
+    # nor the step it stopped at, drawn once more as it exits
+    stopped = log.replace(b"0/6931 [00:01<?, ?it/s]", b"12/6931 [00:09<1:02:13, 1.8it/s]")
+    assert Diagnoser().diagnose(Named("run.log", stopped)).verdict == "failure"
+    # a bar that moves on below it is training going on (a logger printed a traceback it caught)
+    went_on = stopped + b" 1%|          | 40/6931 [00:24<1:01:02, 1.9it/s]\n"
     assert Diagnoser().diagnose(Named("run.log", went_on)).verdict == "healthy"
 
 
@@ -359,3 +363,23 @@ def test_an_unknown_failure_takes_the_rank_the_launcher_saw_exit() -> None:
     term = b"mpirun noticed that process rank 2 with PID 0 on node node1 exited on signal 15 (Terminated).\n"
     d = Diagnoser().diagnose(b"step 3\nERROR: something unexpected happened\n" + term)
     assert d.verdict == "failure" and d.primary is not None and d.primary.rank is None
+
+
+CLOSE_OUT = (
+    " 88%|████████▊ | 1000/1136 [22:35<02:54,  1.29s/it]epoch 0 iter  1000, loss: 1.071\n"
+    "100%|█████████▉| 1135/1136 [25:31<00:01,  1.11s/it]Traceback (most recent call last):\n"
+    '  File "train.py", line 134, in main\n'
+    "    loss = criterion(outputs, labels)\n"
+    "ValueError: something no entry knows\n"
+    "100%|█████████▉| {step}/1136 [25:32<00:01,  1.35s/it]\n"
+)
+
+
+def test_a_bar_printed_once_more_below_the_traceback_is_no_progress() -> None:
+    """tqdm prints its last state again as the process exits: the same step below the traceback (whose
+    header was glued to the bar) is the close-out, not training going on; a higher step would be."""
+    d = Diagnoser().diagnose(Named("run.log", CLOSE_OUT.format(step=1135).encode()))
+    assert d.verdict == "failure" and d.primary is not None
+    assert d.primary.id == "unclassified-failure/uncaught-exception" and d.primary.evidence[0].line == 5
+    # near miss: the step rose after it, so the process went on (a logger printed a caught traceback)
+    assert Diagnoser().diagnose(Named("run.log", CLOSE_OUT.format(step=1136).encode())).verdict == "healthy"

@@ -231,6 +231,9 @@ def _caught_by_runner(tb: Traceback) -> bool:
 # torch 0.4-1.0 re-raised a DataLoader worker's exception with the worker's traceback as its message:
 # "RuntimeError: Traceback (most recent call last):" then the worker's frames and exception.
 _RERAISED = re.compile(r"[A-Za-z_][\w.]{0,80}: Traceback \(most recent call last\):")
+# A progress bar with no newline of its own, and the traceback that ended it printed right after:
+# "100%|█████████▉| 1135/1136 [25:31<00:01,  1.11s/it]Traceback (most recent call last):"
+_AFTER_BAR = re.compile(r"\d{1,18}/\d{1,18} \[[^\]]{0,80}\][ \t]*Traceback \(most recent call last\):")
 
 
 def _continued(line: Line, block: bytes, start: int) -> Line:
@@ -446,7 +449,7 @@ class Reader:
                     if any(t.path == path and t.first_line < lineno <= t.last_line for t in result.tracebacks[-4:]):
                         continue
                 elif not att.rest.lstrip().removeprefix("^C").startswith("Traceback") and not _RERAISED.match(
-                        att.rest.lstrip()):
+                        att.rest.lstrip()) and not _AFTER_BAR.search(att.rest):
                     continue  # embedded in torchrun's summary; the summary parser reads it
                 if len(result.tracebacks) < 2000:
                     tb_rank = att.rank if att.rank is not None else file_rank

@@ -675,10 +675,20 @@ def _adopt_ranks(events: list[Event], fallbacks: frozenset[str] | set[str], wind
 
 
 def _progress_after(ctx: Context, e: Event) -> bool:
-    """Training went on after the event: a later progress line of its rank (a bar still at step 0, as
-    tqdm prints one more time while the process exits, is no progress)."""
-    return any(p.path == e.path and p.line > e.line and (e.rank is None or p.rank in (e.rank, None))
-               and p.step != 0 for s in ctx.scans for p in s.progress.values())
+    """Training went on after the event: a later progress line of its rank. A bar still at step 0 is
+    no progress; nor, below a traceback that ended the program, a bar that shows no step beyond the
+    one it had reached (tqdm prints its last state once more as the process exits: "1135/1136" again
+    below the traceback); a line with no step (a loss dict) is."""
+    tb = e.traceback
+    end = tb.last_line if tb is not None and not tb.thread and not tb.ignored else None
+
+    def went_on(p: RankProgress) -> bool:
+        if p.step is None or end is None:
+            return p.step != 0
+        return any(n > end for n in p.rises)
+
+    return any(p.path == e.path and p.line > e.line and (e.rank is None or p.rank in (e.rank, None)) and went_on(p)
+               for s in ctx.scans for p in s.progress.values())
 
 
 def _went_on(ctx: Context, e: Event) -> bool:
