@@ -221,6 +221,7 @@ class Traceback:
     process: int | None = None  # mp.spawn's "-- Process N terminated with the following error:" above it
     dump: bool = False  # a stack dump someone took of a live process (py-spy): where it waited, no error
     thread: bool = False  # printed under "Exception in thread NAME:": a helper thread died, not the process
+    logged: bool = False  # printed under a warning record (logging's exc_info): part of that warning
 
     @property
     def final(self) -> str:

@@ -1267,3 +1267,27 @@ def test_hpe_pals_names_the_rank_that_died_of_a_signal() -> None:
     """PALS mpiexec (Aurora, Polaris, Sunspot): rank 0's segfault, then the rank it killed."""
     d = _diagnose("more30d-ezpz-xpu-tp2-rank0-sigsegv-rank4-killed")
     assert d.primary is not None and (d.primary.id, d.primary.rank) == ("native-crash/segfault", 0)
+
+
+@pytest.mark.parametrize(("case_id", "cause"), [
+    ("mr-llamafactory-module-not-found", "dependency-version-mismatch/module-missing"),  # top-level package
+    ("more30f-ai-toolkit-hidream-bnb-triton-ops-removed", "dependency-version-mismatch/api-changed"),  # a submodule
+])
+def test_a_missing_module_is_named_and_a_vanished_submodule_is_a_version_change(case_id: str, cause: str) -> None:
+    d = _diagnose(case_id)
+    assert d.primary is not None and d.primary.id == cause
+
+
+def test_a_traceback_a_logger_printed_under_a_warning_is_that_warning() -> None:
+    """xformers probes for Triton and logs the ImportError with its warning (exc_info): no failure."""
+    case = _case("more17b-ok-lora-easy-training-triton-import-traceback-windows")
+    d = _diagnose(case.id)
+    assert d.verdict == "healthy" and any("printed with a warning record" in n for n in d.notes)
+    # near misses: the same traceback under an ERROR record, or under a warnings-module line, ended the run
+    for above in ("ERROR    A matching Triton is not available   __init__.py:61",
+                  "/usr/lib/python3.10/site-packages/xformers/__init__.py:61: UserWarning: no Triton"):
+        lines = case.log.splitlines()
+        log = "\n".join([above, *lines[1:]]) + "\n"
+        d = Diagnoser().diagnose(Named("output.log", log.encode()))
+        assert d.verdict == "failure" and d.primary is not None
+        assert d.primary.id == "dependency-version-mismatch/module-missing"

@@ -231,6 +231,10 @@ def _caught_by_runner(tb: Traceback) -> bool:
 # torch 0.4-1.0 re-raised a DataLoader worker's exception with the worker's traceback as its message:
 # "RuntimeError: Traceback (most recent call last):" then the worker's frames and exception.
 _RERAISED = re.compile(r"[A-Za-z_][\w.]{0,80}: Traceback \(most recent call last\):")
+# A log record at WARNING level, the line a logger prints its exc_info traceback under: logging's
+# "WARNING:xformers:..." and "... - WARNING - ...", rich's "WARNING  A matching Triton is not available",
+# loguru's "| WARNING  |". The traceback is the warning's: the program caught the exception and went on.
+_WARNING_RECORD = re.compile(r"^(?:WARNING|WARN)(?::[\w.]{1,80}:| {1,8}\S)| - WARNING - |\| WARNING +\| ")
 # A progress bar with no newline of its own, and the traceback that ended it printed right after:
 # "100%|█████████▉| 1135/1136 [25:31<00:01,  1.11s/it]Traceback (most recent call last):"
 _AFTER_BAR = re.compile(r"\d{1,18}/\d{1,18} \[[^\]]{0,80}\][ \t]*Traceback \(most recent call last\):")
@@ -466,6 +470,8 @@ class Reader:
                             tb = replace(tb, ignored=True)
                         elif said.startswith("Exception in thread "):
                             tb = replace(tb, thread=True)
+                        elif _WARNING_RECORD.search(said):
+                            tb = replace(tb, logged=True)
                         result.tracebacks.append(tb)
                 continue
             if pattern.kind == "summary":

@@ -39,7 +39,7 @@ from trainmedic.reason import action, confidence, memory, notable, patterns, pha
 from trainmedic.reason import facts as machine
 from trainmedic.reason.events import (
     build_events,
-    harmless_thread,
+    harmless_traceback,
     is_handled,
     is_precursor,
     pid_of,
@@ -488,8 +488,13 @@ def _verdict(ctx: Context) -> Diagnosis:
     quiet = [m for s in ctx.scans for m in s.matches if is_precursor(ctx.library, m)
              or ((fp := ctx.library.fingerprint(m.fingerprint)) is not None and fp.warning)]
     # (Nor the lines of a helper thread's traceback that ended nothing, from its "Exception in thread" on.)
-    harmless = {(t.path, n) for s in ctx.scans for t in s.tracebacks if harmless_thread(t)
+    harmless = {(t.path, n) for s in ctx.scans for t in s.tracebacks if harmless_traceback(t)
                 for n in range(t.first_line - 1, t.last_line + 1)}
+    logged = [t for s in ctx.scans for t in s.tracebacks if t.logged]
+    if logged:
+        base = replace(base, notes=(*base.notes, *(
+            f"traceback at {t.path}:{t.first_line} printed with a warning record ({t.final.strip()[:120]}): "
+            "the program caught it and went on" for t in logged[:5])))
     unknown = _error_lines(ctx, base, progress,
                            {(m.line.path, m.line.number) for m in (*handled, *quiet)} | harmless)
     if unknown is not None:

@@ -266,12 +266,13 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
                 echo_of = library.frame_owner(tb.frames, _exception_class(tb.final))
                 if echo_of is not None:  # the launcher's own traceback: an echo of its workers' failure
                     event = replace(event, cause=echo_of, role=library.cause(echo_of).role)
-            if event is not None and tb is not None and tb.thread and (scan.done or harmless_thread(tb)):
+            if event is not None and tb is not None and ((tb.thread and scan.done) or harmless_traceback(tb)):
                 # A helper thread (pin_memory, a logger) died, and the run says it finished: the main
                 # thread did its work; the thread's error ended nothing. An experiment tracker's own
                 # thread (wandb's file stream, a TensorBoard writer) ends nothing training waits on. A
                 # thread whose work was cancelled (a feeder's enqueue when the session closes) was
-                # stopped on purpose: that is how a program shuts its helpers down.
+                # stopped on purpose: that is how a program shuts its helpers down. A traceback a logger
+                # printed under a warning is that warning's detail.
                 event = None
             if event is not None and tb is not None and tb.ignored and not (
                     tb.interrupted and tb.first_line in stall_at and stall_at[tb.first_line] is not None) and (
@@ -307,9 +308,10 @@ def _exception_class(line: str) -> str:
 _CLASS = re.compile(r"[A-Za-z_][\w.]*")
 
 
-def harmless_thread(tb: Traceback) -> bool:
-    """A helper thread's death that ends nothing, whether or not the run says it finished."""
-    return tb.thread and (_tracker_thread(tb) or _cancelled(tb))
+def harmless_traceback(tb: Traceback) -> bool:
+    """A helper thread's death that ends nothing, whether or not the run says it finished; or a
+    traceback a logger printed with a warning record (its exc_info): the program caught it and went on."""
+    return tb.logged or (tb.thread and (_tracker_thread(tb) or _cancelled(tb)))
 
 
 def _cancelled(tb: Traceback) -> bool:
