@@ -332,6 +332,8 @@ def test_a_workers_own_traceback_through_its_loop_is_the_datasets_exception() ->
     # PaddlePaddle's allocator in a port's log, on glog warning lines and alone
     ("more30b-paddledet-cascade-rcnn-roi-align-badalloc-glog", "cuda-out-of-memory/allocator-oom"),
     ("more30b-paddledet-yolov3-roadsign-windows-gpu-oom-batch8", "cuda-out-of-memory/allocator-oom"),
+    # an extension's own check macro: vLLM's cumem allocator waking its engine ("CUDA Error: out of memory at")
+    ("more30f-lmm-r1-vllm-wake-up-cumem-oom", "cuda-out-of-memory/cuda-runtime-oom"),
 ])
 def test_metric_and_launcher_wordings_across_versions(case_id: str, cause: str) -> None:
     d = _diagnose(case_id)
