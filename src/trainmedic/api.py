@@ -22,7 +22,8 @@ from trainmedic.logs.parallel import scan_file
 from trainmedic.logs.reader import Reader, ScanState
 from trainmedic.logs.sources import InputError, Source, expand
 from trainmedic.model import Diagnosis, Fact, ScanResult
-from trainmedic.reason.engine import Context, reason
+from trainmedic.reason.context import Context
+from trainmedic.reason.engine import reason
 from trainmedic.reason.templates import Baseline
 from trainmedic.scan.database import STRUCTURE, Pattern, library_patterns
 

@@ -11,10 +11,10 @@ import functools
 import re
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from trainmedic.catalog import Library
-from trainmedic.logs.attribution import faulty_rank, first_timeout_rank, launcher_rank, rank_from_path, rank_in_text
+from trainmedic.logs.attribution import faulty_rank, first_timeout_rank, launcher_rank
 from trainmedic.logs.blocks import MAX_LINE
 from trainmedic.model import (
     Alternative,
@@ -22,21 +22,17 @@ from trainmedic.model import (
     Diagnosis,
     Event,
     Evidence,
-    Fact,
     Finding,
     Line,
     Match,
     MemoryTable,
     MissingFact,
-    Notable,
     RankProgress,
-    ScanResult,
-    SummaryRecord,
-    Traceback,
     Verdict,
 )
-from trainmedic.reason import action, confidence, memory, notable, patterns, phase, templates
+from trainmedic.reason import action, confidence, memory, notable, patterns, phase, ranks, templates
 from trainmedic.reason import facts as machine
+from trainmedic.reason.context import SAME_MESSAGE, Context
 from trainmedic.reason.events import (
     build_events,
     harmless_traceback,
@@ -47,7 +43,6 @@ from trainmedic.reason.events import (
     strength,
     with_cause,
 )
-from trainmedic.reason.templates import Baseline
 from trainmedic.util.text import rank_ranges
 
 HANG = "training-hang/stalled-progress"
@@ -55,20 +50,11 @@ EXITED = "unclassified-failure/process-exited"  # a rank the launcher saw exit o
 _TB_HEADER = "Traceback (most recent call last)"
 ERROR_LINES = "unclassified-failure/error-lines"  # error-worded lines after the last progress, known to none
 _SAME_TIME = 1.0  # seconds within which two clocks cannot order events
-_SAME_MESSAGE = 6  # lines over which one exception's message may run on
 _TABLE_SPAN = 40  # lines between an OOM and the memory summary printed with it
 _WHAT_LINES = 2  # lines below "terminate called after throwing ..." where its "what():" message starts
 _CLEARLY_STRONGER = 0.15  # a fingerprint this much stronger is the more specific reading of the incident
 WEAK = 0.5  # an ambiguous signal weaker than this is a warning unless nothing else explains the failure
 _OOM_REPORT_LINES = 200  # a kernel OOM report (header, call trace, memory dump, verdict) spans this many lines
-
-
-@dataclass(frozen=True)
-class Context:
-    library: Library
-    scans: Sequence[ScanResult]
-    facts: tuple[Fact, ...] = ()
-    baseline: Baseline | None = None  # a good run of the same job (reason/templates.py)
 
 
 # ---------------------------------------------------------------- helpers
@@ -140,50 +126,6 @@ def _link_kills(ctx: Context, events: list[Event]) -> tuple[list[Event], set[int
     return [e for e in out if e.order not in used], confirmed
 
 
-def _waited_for(e: Event) -> int | None:
-    named = {r for ln in e.evidence[:4] if (r := faulty_rank(ln.text)) is not None}
-    return named.pop() if len(named) == 1 else None
-
-
-def _rank_named(e: Event, incident: Sequence[Event] = ()) -> int | None:
-    """The rank an event's own message names: the faulty one other ranks point at ("check rank 0 logs
-    for faulty rank"), else the one it is about ("did not receive grad for rank 2"), in its lines or in
-    the rest of its exception's message, or in the lines of the same cause just below it (Horovod's
-    stall warning, then "allreduce.avg_loss [missing ranks: 1]")."""
-    texts = [ln.text for ln in e.evidence[:4]] + list(e.traceback.exceptions[-4:] if e.traceback else ())
-    texts += [ln.text for o in incident if o is not e and o.cause == e.cause and o.path == e.path
-              and 0 < o.line - e.line <= _SAME_MESSAGE for ln in o.evidence[:2]]
-    return next((r for t in texts if (r := faulty_rank(t)) is not None),
-                next((r for t in texts if (r := rank_in_text(t)) is not None), None))
-
-
-def _failed_ranks(events: list[Event]) -> set[int]:
-    """Ranks the launcher reports as failed on their own (not stopped by it). Only the launcher's own
-    report counts (whatever cause its line was matched as): a cascade's "on rank 3" names the rank
-    that waited, not the one that failed."""
-    return _failed_in([ln for e in events for ln in e.evidence[:4]])
-
-
-def _failed_in(lines: Sequence[Line]) -> set[int]:
-    out: set[int] = set()
-    for ln in lines:
-        if ("SIGTERM" in ln.text or "exitcode: -15" in ln.text or "on signal 15 " in ln.text
-                or "from signal 15" in ln.text):
-            continue  # the launcher's own teardown, not a rank that failed
-        r = launcher_rank(ln.text)
-        if r is not None:
-            out.add(r)
-    return out
-
-
-def _rank_from_summary(records: list[SummaryRecord]) -> int | None:
-    """The one rank the launcher saw fail on its own (pids were already mapped to ranks in reason())."""
-    failed = [r for r in records if r.exitcode not in (None, -15, 0)]
-    if len({r.rank for r in failed}) == 1:
-        return failed[0].rank
-    return None
-
-
 def _missing(ctx: Context, cause_id: str) -> tuple[MissingFact, ...]:
     """A missing fact is no longer missing once the machine's facts cover its topic."""
     known = {f.id.split(".")[0] for f in ctx.facts}
@@ -242,22 +184,6 @@ def _collateral(events: list[Event], primary_id: str, exclude_rank: int | None =
         text = e.evidence[0].text if e.evidence else ""
         out.append(Collateral(e.cause, e.rank, e.path, e.line, primary_id, text[:300]))
     return tuple(out)
-
-
-def _expected_ranks(ctx: Context) -> set[int]:
-    ranks: set[int] = set()
-    for s in ctx.scans:
-        ranks |= s.ranks
-        ranks |= {r.rank for r in s.summaries}
-    worlds = [w for s in ctx.scans for w in s.world_sizes]
-    if worlds and ranks:
-        world = max(worlds)
-        if world <= max(64, 4 * (max(ranks) + 1)):  # ignore world sizes that are clearly not rank counts
-            ranks |= set(range(world))
-    if len(ranks) > 1 and max(ranks) < 64:
-        # A combined log of several ranks: ranks count from 0, so ranks 1-3 reporting means rank 0 exists.
-        ranks |= set(range(max(ranks) + 1))
-    return ranks
 
 
 def _progress(ctx: Context) -> dict[int | None, RankProgress]:
@@ -374,22 +300,22 @@ def _verdict(ctx: Context) -> Diagnosis:
 
     # The launcher's summary maps process ids to ranks: "Sending process N closing signal" is rank r's;
     # so does the DeepSpeed launcher's kill list (its processes in the order it started them).
-    by_pid = {**_deepspeed_pids(ctx), **{r.pid: r.rank for r in records if r.pid is not None}}
+    by_pid = {**ranks.deepspeed_pids(ctx), **{r.pid: r.rank for r in records if r.pid is not None}}
     if by_pid:
         events = [replace(e, rank=by_pid[e.pid]) if e.rank is None and e.pid in by_pid else e for e in events]
     # Local evidence first (a worker's unprefixed line just before its rank's traceback), then the
     # launcher's summary for what is still unranked.
-    initiating = _adopt_ranks([e for e in events if e.role == "initiating"], ctx.library.fallbacks)
+    initiating = ranks.adopt_ranks([e for e in events if e.role == "initiating"], ctx.library.fallbacks)
     initiating = [
-        replace(e, rank=_rank_from_summary(records)) if e.rank is None and records else e for e in initiating
+        replace(e, rank=ranks.rank_from_summary(records)) if e.rank is None and records else e for e in initiating
     ]
     # Still unranked: the message itself may name its rank ("did not receive grad for rank 2"), or the
     # launcher may have named the one rank that failed on its own.
-    initiating = [replace(e, rank=_rank_named(e, initiating)) if e.rank is None else e for e in initiating]
+    initiating = [replace(e, rank=ranks.rank_named(e, initiating)) if e.rank is None else e for e in initiating]
     # A line that names the rank the others waited for ("[missing ranks: 1]" in rank 0's output) is
     # about that rank, not the one that printed it.
-    initiating = [replace(e, rank=r) if (r := _waited_for(e)) is not None else e for e in initiating]
-    reported = _failed_ranks(events)
+    initiating = [replace(e, rank=r) if (r := ranks.waited_for(e)) is not None else e for e in initiating]
+    reported = ranks.failed_ranks(events)
     if len(reported) == 1:
         initiating = [replace(e, rank=next(iter(reported))) if e.rank is None else e for e in initiating]
     collateral_events = [e for e in events if e.role in ("cascade", "teardown")]
@@ -409,7 +335,7 @@ def _verdict(ctx: Context) -> Diagnosis:
     # The framework caught it and said so ("ran out of memory ..., skipping batch"), and training went on.
     handled = [m for s in ctx.scans for m in s.matches if is_handled(ctx.library, m)]
     caught = [e for e in initiating if _progress_after(ctx, e) and any(
-        m.cause == e.cause and m.line.path == e.path and 0 <= m.line.number - e.line <= _SAME_MESSAGE
+        m.cause == e.cause and m.line.path == e.path and 0 <= m.line.number - e.line <= SAME_MESSAGE
         for m in handled)]
     if caught:
         initiating = [e for e in initiating if e not in caught]
@@ -437,7 +363,7 @@ def _verdict(ctx: Context) -> Diagnosis:
         # down is how the timeout ended it; so is one whose "what():" on the next lines is the timeout.
         initiating = [e for e in initiating if not (e.cause in ctx.library.wrappers and any(
             c.path == e.path
-            and ((0 <= e.line - c.line <= _SAME_MESSAGE and c.rank in (e.rank, None))
+            and ((0 <= e.line - c.line <= SAME_MESSAGE and c.rank in (e.rank, None))
                  or (c.role == "cascade" and 0 < c.line - e.line <= _WHAT_LINES and (c.rank in (e.rank, None)
                                                                                     or e.rank is None)))
             for c in collateral_events))]
@@ -519,7 +445,7 @@ def _error_lines(ctx: Context, base: Diagnosis, progress: dict[int | None, RankP
            f"and no sign that it finished; the first is at {first.path}:{first.number}"
            + (f" (rank {first.rank})" if first.rank is not None else ""))
     primary = _unknown(ctx, [n.line for n in top], first, 0.55 if fatal else 0.45, why, time=first.time)
-    silent = _silent_rank(ctx, lines)
+    silent = ranks.silent_rank(ctx, lines)
     if silent is not None:
         # Every other rank printed the same error and one printed none: the others were waiting for it.
         why = (f"no signature explains this run; every rank but {silent} printed the same error (first at "
@@ -534,50 +460,18 @@ def _error_lines(ctx: Context, base: Diagnosis, progress: dict[int | None, RankP
         why = (f"no signature explains this run; it stopped with {len(lines)} error line(s) and they name rank "
                f"{rank} as the one the others waited for (first at {first.path}:{first.number})")
         primary = replace(primary, rank=rank, host=None, why=sentence(why))
-    elif first.rank != 0 and notable.waiting([first.text]) and _rank_0_likeliest(ctx, None):
+    elif first.rank != 0 and notable.waiting([first.text]) and ranks.rank_0_likeliest(ctx, None):
         # The first error says its process failed waiting on another (what follows is how it went down):
         # its rank is not the failure's own; rank 0 is the likeliest one it waited for.
         why = (f"no signature explains this run; its first error line ({first.path}:{first.number}) says its "
                f"process failed waiting on another, and no line names which; rank 0 printed none and is the one "
                f"others most often wait for: look there first")
         primary = replace(primary, rank=0, host=None, why=sentence(why))
-    elif primary.rank is None and len(exited := _failed_in([n.line for n in lines])) == 1:
+    elif primary.rank is None and len(exited := ranks.failed_in([n.line for n in lines])) == 1:
         # The launcher's own line says which rank exited on its own ("mpirun noticed that process rank
         # 7 ... exited on signal 9").
         primary = replace(primary, rank=next(iter(exited)))
     return replace(base, verdict="failure", primary=primary)
-
-
-def _cut_in_a_collective(tb: Traceback | None) -> bool:
-    """A traceback the log ends in, whose innermost frames are torch.distributed's: the rank was inside
-    a collective or a barrier, waiting for the others, when its output stopped."""
-    return tb is not None and tb.truncated and any(
-        "torch/distributed/" in f.replace("\\", "/") for f in tb.frames[-3:])
-
-
-def _rank_0_likeliest(ctx: Context, tb: Traceback | None) -> bool:
-    """In a job of several processes (ranks in the logs, or a torch.distributed frame), rank 0 printed
-    no error line: the rank others most often wait for is a lead (a single process names no rank)."""
-    printed = {n.line.rank for s in ctx.scans for n in s.notable if n.line.rank is not None}
-    several = bool(_expected_ranks(ctx)) or any("distributed" in f for f in (tb.frames if tb else ()))
-    return several and 0 not in printed
-
-
-def _silent_rank(ctx: Context, lines: Sequence[Notable]) -> int | None:
-    """The one expected rank that printed no error when every other rank printed the same one."""
-    by_rank: dict[int, set[str]] = {}
-    for n in lines:
-        if n.line.rank is not None:
-            by_rank.setdefault(n.line.rank, set()).add(notable.template(n.line.text))
-    if len(by_rank) < 2 or not set.intersection(*by_rank.values()):
-        return None
-    return _quiet_one(ctx, set(by_rank))
-
-
-def _quiet_one(ctx: Context, said: set[int]) -> int | None:
-    """When two or more ranks said the same thing, the one expected rank that said nothing."""
-    quiet = sorted(_expected_ranks(ctx) - said)
-    return quiet[0] if len(said) >= 2 and len(quiet) == 1 else None
 
 
 # A loss scale named in an overflow line: "loss scale: 32, reducing to 16" (DeepSpeed), "reducing
@@ -660,25 +554,6 @@ def _scale_collapsed(ctx: Context, e: Event) -> bool:
     return bool(scales) and min(scales) <= floor
 
 
-def _adopt_ranks(events: list[Event], fallbacks: frozenset[str] | set[str], window: int = 60) -> list[Event]:
-    """An unranked line (a worker's own stderr, a CUDA kernel's assert) just before a ranked event of the
-    same entry in the same file belongs to that rank: the process prints, then its rank raises. A ranked
-    traceback no signature explains (cut off, or an exception no entry knows) is taken for that same
-    error reaching Python."""
-    ranked = [e for e in events if e.rank is not None]
-    out = []
-    for e in events:
-        adopted = e
-        if e.rank is None:
-            entry = e.cause.split("/")[0]
-            near = [r for r in ranked if r.path == e.path and (r.cause.split("/")[0] == entry or r.cause in fallbacks)
-                    and 0 <= r.line - e.line <= window]
-            if near:
-                adopted = replace(e, rank=min(near, key=lambda r: r.line).rank)
-        out.append(adopted)
-    return out
-
-
 def _progress_after(ctx: Context, e: Event) -> bool:
     """Training went on after the event: a later progress line of its rank. A bar still at step 0 is
     no progress; nor, below a traceback that ended the program, a bar that shows no step beyond the
@@ -731,43 +606,17 @@ def _recovered(ctx: Context, initiating: list[Event], collateral: list[Event]) -
     return True
 
 
-
-_RECORD_SPAN = (3, 6)  # lines above and below a summary record's "rank : N" line that belong to it
-_RECORD_FIELD = re.compile(r"^\s*(?:exitcode|traceback|error_file|msg)\s*: ")  # one of the record's own lines
-
-
-def _root_cause_record(ctx: Context, first: Event, initiating: list[Event]) -> Event:
-    """torchrun's failure summary lists the other failures first and the first observed one last
-    ("Root Cause (first observed failure)"), often within the same second: of one summary's records
-    reporting the same failure, the root cause's leads, whatever their order in the file; so it does
-    over the launcher's unranked line of that failure ("failed (exitcode: -7) local_rank: 0")."""
-    def record_of(e: Event) -> SummaryRecord | None:
-        if not e.evidence or not _RECORD_FIELD.match(e.evidence[0].text):
-            return None
-        return next((r for s in ctx.scans for r in s.summaries if r.path == e.path and r.rank == e.rank
-                     and -_RECORD_SPAN[0] <= e.line - r.line <= _RECORD_SPAN[1]), None)
-
-    mine = record_of(first)
-    if mine is not None and mine.root_cause:
-        return first
-    if mine is None and any(ln.rank is not None for ln in first.evidence):
-        return first  # a rank's own line: the summary has no say over it
-    roots = [e for e in initiating if e.cause == first.cause and e.path == first.path
-             and (r := record_of(e)) is not None and r.root_cause]
-    return min(roots, key=lambda e: e.line) if roots else first
-
-
 def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
                      collateral_events: list[Event], confirmed: set[int], context: list[Event],
                      warnings: list[Match]) -> Diagnosis:
-    first = _root_cause_record(ctx, _first(initiating), initiating)
+    first = ranks.root_cause_record(ctx, _first(initiating), initiating)
     kills = ctx.library.kills
     entry_of = first.cause.split("/")[0]
     # The same incident: same rank, same entry (e.g. the worker's own message and the main process's).
     incident = [e for e in initiating if e.rank == first.rank and e.cause.split("/")[0] == entry_of]
     # Specific beats generic within one message: NCCL's "invalid usage" and, a few lines on, its
     # "Last error: Duplicate GPU detected" are one incident, named by the clearly stronger line.
-    specific = max((e for e in incident if e.path == first.path and 0 < e.line - first.line <= _SAME_MESSAGE
+    specific = max((e for e in incident if e.path == first.path and 0 < e.line - first.line <= SAME_MESSAGE
                     and not e.ambiguous), key=lambda e: e.weight, default=None)
     if specific is not None and specific.weight >= first.weight + _CLEARLY_STRONGER:
         first = specific
@@ -786,7 +635,7 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
     if first.cause in ctx.library.wrappers:
         # The wrapper's message runs on through the traceback it carries ("Caught X in DataLoader worker
         # process 0." then "Original Traceback (most recent call last):" ... the worker's own exception).
-        reach = first.line + _SAME_MESSAGE
+        reach = first.line + SAME_MESSAGE
         carried = [t.last_line for s in ctx.scans for t in s.tracebacks
                    if t.path == first.path and 0 < t.first_line - first.line <= 2]
         reach = max([reach, *carried])
@@ -855,8 +704,8 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
     coll = _collateral(sorted(also_collateral + collateral_events, key=lambda e: (e.path, e.line)), first.cause,
                        exclude_rank=first.rank)
     if coll:
-        ranks = sorted({c.rank for c in coll if c.rank is not None})
-        on = (f" on rank {ranks[0]}" if len(ranks) == 1 else f" on ranks {rank_ranges(ranks)}") if ranks else ""
+        hit = sorted({c.rank for c in coll if c.rank is not None})
+        on = (f" on rank {hit[0]}" if len(hit) == 1 else f" on ranks {rank_ranges(hit)}") if hit else ""
         why_parts.append(f"the {len(coll)} later failure{'s' if len(coll) != 1 else ''}{on} followed from it")
     missing = _missing(ctx, first.cause) if (first.ambiguous and not is_confirmed) or conf < 0.8 else ()
     host = first.host or next((r.host for s in ctx.scans for r in s.summaries if r.rank == first.rank and r.host), None)
@@ -864,7 +713,7 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
     if first.cause in ctx.library.fallbacks or (first.cause in ctx.library.wrappers and first.rank is None):
         # An error no signature knows, raised alike by every rank but one: the quiet one is where it
         # started (the others failed waiting for it), as with a timeout no signature names.
-        quiet = _quiet_one(ctx, {e.rank for e in (first, *also_collateral)
+        quiet = ranks.quiet_one(ctx, {e.rank for e in (first, *also_collateral)
                                  if e.cause == first.cause and e.rank is not None})
         if quiet is None and first.rank is None:
             # The same error line on every rank but one, in words no fingerprint knows (a timeout whose
@@ -872,7 +721,7 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
             # is the suspect.
             # (Every such line, not only those after the last progress: the quiet rank's progress bar
             # may well have gone on, unprefixed, while the others timed out waiting for it.)
-            quiet = _silent_rank(ctx, notable.every(ctx.scans))
+            quiet = ranks.silent_rank(ctx, notable.every(ctx.scans))
         if quiet is not None:
             rank, host = quiet, None
             why_parts = [f"every rank but {rank} raised the same error no signature knows, and rank {rank} "
@@ -880,7 +729,7 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
             conf = confidence.clamp(conf * 0.6)
         elif first.rank != 0 and first.cause in ctx.library.fallbacks and (notable.waiting(
                 [ln.text for ln in evidence_lines] + list(first.traceback.exceptions if first.traceback else ())
-        ) or _cut_in_a_collective(first.traceback)) and _rank_0_likeliest(ctx, first.traceback):
+        ) or ranks.cut_in_a_collective(first.traceback)) and ranks.rank_0_likeliest(ctx, first.traceback):
             # It failed waiting on another process and nothing names which: rank 0, the one that works
             # alone, is the likeliest (a lead from real logs, as for a collective timeout).
             who = "it" if first.rank is None else f"rank {first.rank}"
@@ -926,79 +775,6 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
     verdict: Verdict = "hang" if first.cause.partition("/")[0] == HANG.partition("/")[0] else "failure"
     return replace(base, verdict=verdict, primary=primary, alternatives=tuple(alts), collateral=coll,
                    facts=machine.merge(ctx.facts, adj.used))
-
-
-def _suspects(ctx: Context, events: list[Event], progress: dict[int | None, RankProgress]) -> tuple[list[int], str]:
-    """Ranks that could have started it when every rank shows only collateral errors, best first,
-    and the reason they stand out. The strongest signs win: a rank whose log file is missing, a rank
-    the launcher saw exit on its own (not by SIGTERM), a rank that printed no error, the rank behind."""
-    expected = _expected_ranks(ctx)
-    cascades = [e for e in events if e.role == "cascade"]
-    reporting = {e.rank for e in (cascades or events) if e.rank is not None}
-    # Ranks whose cascade lines were past the hit cap (not kept as evidence) reported too.
-    roles = {"cascade"} if cascades else {"cascade", "initiating", "teardown"}
-    for s in ctx.scans:
-        for key, ranks in s.seen_ranks.items():
-            cause = key.partition("#")[0]
-            if cause in ctx.library.cause_ids and ctx.library.cause(cause).role in roles:
-                reporting |= ranks
-    per_rank_files = {r for s in ctx.scans if (r := rank_from_path(s.path)) is not None}
-    records = [r for s in ctx.scans for r in s.summaries]
-    if per_rank_files:
-        no_file = sorted(expected - per_rank_files)
-        if no_file:
-            return no_file, "missing"
-    # A rank that exited on its own (not by the launcher's SIGTERM) and printed no timeout of its own.
-    timed_out = {e.rank for e in cascades if e.rank is not None}
-    # (also a launcher line no fingerprint matched: a logging handler wrapped or reflowed it)
-    launcher_lines = [n.line for n in notable.every(ctx.scans) if launcher_rank(n.line.text) is not None]
-    own_exit = sorted(({r.rank for r in records if r.exitcode not in (None, -15, 0)} | _failed_ranks(events)
-                       | _failed_in(launcher_lines)) - timed_out)
-    if len(own_exit) > 1:
-        # Several exited on their own: the one the launcher observed first ("Root Cause (first observed
-        # failure)") leads among them.
-        first_seen = {r.rank for r in records if r.root_cause and r.rank in own_exit}
-        if len(first_seen) == 1:
-            return sorted(first_seen), "exited"
-    if own_exit:
-        return own_exit, "exited"
-    lines = [ln for e in cascades for ln in e.evidence[:4]]
-    # monitored_barrier: rank 0 names the rank that did not arrive ("Rank 2 failed to pass
-    # monitoredBarrier"); the other ranks only point at rank 0's log ("check rank 0 logs for faulty rank").
-    named = sorted({r for ln in lines if "failed to pass" in ln.text and (r := faulty_rank(ln.text)) is not None}
-                   or {r for ln in lines if (r := faulty_rank(ln.text)) is not None})
-    if named:
-        return named, "named"
-    if 0 not in timed_out and any(
-            e.traceback is not None and any(w in f for f in e.traceback.frames
-                                            for w in ctx.library.cause(e.cause).main_first_frames)
-            for e in cascades):
-        return [0], "main-first"
-    behind = _behind_in_collectives(cascades)
-    if behind is not None:
-        return [behind], "behind"
-    # The flight recorder's dump lines say whose watchdog fired first: where the timeout began, when
-    # nothing above says more.
-    first_out = sorted({r for e in cascades for ln in e.evidence[:4]
-                        if (r := first_timeout_rank(ln.text, ln.rank if ln.rank is not None else e.rank)) is not None})
-    if len(first_out) == 1:
-        return first_out, "first-timeout"
-    # (silent beside the ranks that reported: with no rank reporting, nobody's silence stands out)
-    silent = sorted(expected - reporting) if reporting else []
-    steps = {r: p.step for r, p in progress.items() if r is not None and p.step is not None}
-    if len(silent) > 1 and steps:
-        lowest = min(steps.get(r, 1 << 60) for r in silent)
-        narrowed = [r for r in silent if steps.get(r, 1 << 60) == lowest]
-        if len(narrowed) == 1:
-            silent = narrowed
-    if len(silent) != 1 and cascades and 0 not in reporting and (0 in silent or not silent):
-        # Nothing here says which rank it was, and rank 0 is not among the ranks that reported waiting
-        # (or no line names its rank at all): rank 0 is the one
-        # that works alone (checkpoints, evaluation, preprocessing, logging), and in real logs the
-        # likeliest rank the others waited for. Named as a lead, not as a finding.
-        # (said apart: a log in which no line names its rank at all)
-        return [0], "likeliest" if any(e.rank is not None for e in events) else "likeliest-unranked"
-    return silent, "silent"
 
 
 _PG = re.compile(r"\[PG (?:ID )?(\d{1,9})\b")
@@ -1050,28 +826,6 @@ def _still_busy(progress: dict[int | None, RankProgress], first: Event) -> RankP
     return p if p is not None and p.path == first.path and p.line >= first.line and p.step != 0 else None
 
 
-_SEQ = re.compile(r"\bSeqNum=(\d{1,18}(?!\d))|last completed NCCL work: (\d{1,18}(?!\d))")
-
-
-def _behind_in_collectives(cascades: list[Event]) -> int | None:
-    """The one rank whose collective sequence number is behind the others' in their NCCL watchdog
-    reports: it stopped issuing collectives first, the others timed out waiting for it."""
-    seq: dict[int, int] = {}
-    for e in cascades:
-        if e.rank is None:
-            continue
-        for ln in e.evidence[:4]:
-            m = _SEQ.search(ln.text)
-            if m:
-                n = int(m.group(1) or m.group(2))
-                seq[e.rank] = min(n, seq.get(e.rank, n))
-    if len(seq) < 3:
-        return None
-    low = min(seq.values())
-    lows = [r for r, n in seq.items() if n == low]
-    return lows[0] if len(lows) == 1 and low < max(seq.values()) else None
-
-
 def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
                   progress: dict[int | None, RankProgress]) -> Diagnosis:
     odd = notable.odd_rank_out(ctx.scans, {(ln.path, ln.number) for e in events for ln in e.evidence})
@@ -1088,7 +842,7 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
     mismatch = _work_mismatch(ctx, base, events)
     if mismatch is not None:
         return mismatch
-    suspects, kind = _suspects(ctx, events, progress)
+    suspects, kind = ranks.suspects(ctx, events, progress)
     cascades = [e for e in events if e.role == "cascade"]
     lead = cascades or events
     counts: dict[str, int] = {}
@@ -1257,28 +1011,6 @@ def _stuck_in_store_barrier(ctx: Context, base: Diagnosis) -> Diagnosis | None:
                            evidence=ev, missing=_missing(ctx, HANG), why=why)
         return replace(base, verdict="hang", primary=primary)
     return None
-
-
-_DS_KILL = re.compile(r"sigkill_handler\] Killing subprocess (\d{1,9})")
-
-
-def _deepspeed_pids(ctx: Context) -> dict[int, int]:
-    """pid -> local rank from the DeepSpeed launcher's "[launch.py:319:sigkill_handler] Killing subprocess
-    410126" lines: its handler walks the processes in the order it started them, local rank 0 first (one
-    node's launcher, so only where no line names a host). A kernel record that killed one of those pids
-    then names its rank."""
-    for s in ctx.scans:
-        lines = sorted({m.line for m in s.matches if "Killing subprocess" in m.line.text}, key=lambda ln: ln.number)
-        if any(ln.host is not None for ln in lines):
-            continue
-        order: list[int] = []
-        for ln in lines:
-            m = _DS_KILL.search(ln.text)
-            if m and int(m[1]) not in order:
-                order.append(int(m[1]))
-        if len(order) > 1:
-            return {pid: i for i, pid in enumerate(order)}
-    return {}
 
 
 def _hang_or_healthy(ctx: Context, base: Diagnosis, progress: dict[int | None, RankProgress]) -> Diagnosis:
