@@ -383,3 +383,19 @@ def test_a_bar_printed_once_more_below_the_traceback_is_no_progress() -> None:
     assert d.primary.id == "unclassified-failure/uncaught-exception" and d.primary.evidence[0].line == 5
     # near miss: the step rose after it, so the process went on (a logger printed a caught traceback)
     assert Diagnoser().diagnose(Named("run.log", CLOSE_OUT.format(step=1136).encode())).verdict == "healthy"
+
+
+def test_the_rank_alone_in_another_collective_is_the_suspect_even_unnamed() -> None:
+    """Rank 0 timed out in an ALLREDUCE while ranks 1-4 and 7 waited in a BROADCAST: with no entry
+    for desynchronised ranks, the timeout still names rank 0, the one that took another path."""
+    from tests.reason.test_real_rules import _case
+
+    log = _case("more22a-accelerate-epoch-end-rank0-allreduce-others-broadcast").log
+    less = unknown.without(load_library(), "rank-desync")
+    d = Diagnoser(less).diagnose(Named("run.log", log.encode()))
+    assert d.primary is not None and d.primary.id == "nccl-timeout/watchdog-timeout" and d.primary.rank == 0
+    assert "another collective" in d.primary.why
+    # near miss: every rank in the same collective leaves no odd one out
+    same = log.replace("OpType=ALLREDUCE", "OpType=BROADCAST")
+    d = Diagnoser(less).diagnose(Named("run.log", same.encode()))
+    assert d.primary is not None and "another collective" not in d.primary.why

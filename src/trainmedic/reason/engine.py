@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import re
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -777,11 +776,6 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
                    facts=machine.merge(ctx.facts, adj.used))
 
 
-_PG = re.compile(r"\[PG (?:ID )?(\d{1,9})\b")
-# (torch <= 1.9 printed no sequence number: "WorkNCCL(OpType=ALLREDUCE, Timeout(ms)=1800000)")
-_WORK = re.compile(r"WorkNCCL\((?:SeqNum=(\d{1,18}), )?OpType=(\w{1,40})(?:, NumelIn=(\d{1,18}))?")
-
-
 def _work_mismatch(ctx: Context, base: Diagnosis, events: list[Event]) -> Diagnosis | None:
     """Ranks that timed out at the same sequence number of their group in different collectives (an
     ALLREDUCE on ranks 1 and 2, a BROADCAST on rank 3): they were not running the same collective, so
@@ -790,23 +784,9 @@ def _work_mismatch(ctx: Context, base: Diagnosis, events: list[Event]) -> Diagno
     target = next((c.full_id for c in ctx.library.causes() if c.work_mismatch), None)
     if target is None:
         return None
-    # (path, process group, sequence number) -> (operation, size) -> rank -> line: sequence numbers
-    # count per process group ("[PG 1 Rank 6]", "[PG ID 0 PG GUID 0(default_pg) Rank 2]").
-    ops: dict[tuple[str, str, int], dict[tuple[str, str], dict[int, Line]]] = defaultdict(lambda: defaultdict(dict))
-    for e in events:
-        if e.role != "cascade" or e.rank is None:
-            continue
-        for ln in e.evidence[:4]:
-            if m := _WORK.search(ln.text):
-                pg = _PG.search(ln.text)
-                # (no sequence number: each rank's first timeout; they all fired within one timeout)
-                ops[(e.path, pg[1] if pg else "", int(m[1]) if m[1] else -1)][(m[2], m[3] or "")].setdefault(e.rank, ln)
-    for (_, _, seq), by_op in sorted(ops.items(), key=lambda kv: kv[0][2]):
-        if len(by_op) < 2:
-            continue
+    for seq, by_op in ranks.collectives_that_differ(events):
+        rank = ranks.odd_one(by_op)
         groups = sorted(by_op.values(), key=len)
-        odd = groups[0] if len(groups[0]) < len(groups[1]) else {}
-        rank = next(iter(odd)) if len(odd) == 1 else None
         lines = [ln for g in groups for ln in list(g.values())[:2]]
         said = [f"{op}{' of ' + n if n else ''} on rank{'s' if len(g) > 1 else ''} {rank_ranges(sorted(g))}"
                 for (op, n), g in sorted(by_op.items(), key=lambda kv: len(kv[1]))]
@@ -869,6 +849,12 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
                    f"behind the others' (NCCL sequence numbers): it stopped first, the others waited for it")
             missing.append(MissingFact(f"where rank {rank} stopped",
                                        f"rank {rank}'s own log, or py-spy dump --pid <pid of rank {rank}>"))
+        elif kind == "odd-collective":
+            why = (f"every rank shows only collateral errors ({cause_id}); rank {rank} timed out in another "
+                   f"collective than the others at the same point: it took another path through the code "
+                   f"(a branch only it ran, or a step it skipped), and the others waited for it")
+            missing.append(MissingFact(f"the code path rank {rank} took",
+                                       "TORCH_DISTRIBUTED_DEBUG=DETAIL names the collective each rank called"))
         elif kind == "main-first":
             why = (f"the ranks that report timed out in a barrier that waits for rank 0 to do its work alone "
                    f"first ({cause_id}): rank 0 was still busy there (caching a dataset, preprocessing) or failed")

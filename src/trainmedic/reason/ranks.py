@@ -5,6 +5,7 @@ errors, the suspects (a missing log, a rank that exited on its own, a silent ran
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -193,6 +194,10 @@ def suspects(ctx: Context, events: list[Event], progress: dict[int | None, RankP
                    or {r for ln in lines if (r := faulty_rank(ln.text)) is not None})
     if named:
         return named, "named"
+    # One rank timed out in another collective than the rest at the same point: it took another path.
+    differ = collectives_that_differ(cascades)
+    if differ and (odd := odd_one(differ[0][1])) is not None:
+        return [odd], "odd-collective"
     if 0 not in timed_out and any(
             e.traceback is not None and any(w in f for f in e.traceback.frames
                                             for w in ctx.library.cause(e.cause).main_first_frames)
@@ -267,3 +272,32 @@ def deepspeed_pids(ctx: Context) -> dict[int, int]:
         if len(order) > 1:
             return {pid: i for i, pid in enumerate(order)}
     return {}
+
+
+_PG = re.compile(r"\[PG (?:ID )?(\d{1,9})\b")
+# WorkNCCL's operation, with its sequence number (torch >= 1.10) and its size (>= 2.2) when printed
+_WORK = re.compile(r"WorkNCCL\((?:SeqNum=(\d{1,18}), )?OpType=(\w{1,40})(?:, NumelIn=(\d{1,18}))?")
+Ops = dict[tuple[str, str], dict[int, Line]]  # (operation, size) -> rank -> its timeout line
+
+
+def collectives_that_differ(events: Sequence[Event]) -> list[tuple[int, Ops]]:
+    """The timeouts ranks reported at one sequence number of one process group (-1: none printed, each
+    rank's first), where they were not in the same collective; lowest sequence number first."""
+    # (path, process group, sequence number) -> ops: sequence numbers count per process group
+    # ("[PG 1 Rank 6]", "[PG ID 0 PG GUID 0(default_pg) Rank 2]").
+    ops: dict[tuple[str, str, int], Ops] = defaultdict(lambda: defaultdict(dict))
+    for e in events:
+        if e.role != "cascade" or e.rank is None:
+            continue
+        for ln in e.evidence[:4]:
+            if m := _WORK.search(ln.text):
+                pg = _PG.search(ln.text)
+                ops[(e.path, pg[1] if pg else "", int(m[1]) if m[1] else -1)][(m[2], m[3] or "")].setdefault(e.rank, ln)
+    return [(seq, by_op) for (_, _, seq), by_op in sorted(ops.items(), key=lambda kv: kv[0][2]) if len(by_op) >= 2]
+
+
+def odd_one(by_op: Ops) -> int | None:
+    """The one rank whose collective the fewest share, when it is alone in it."""
+    groups = sorted(by_op.values(), key=len)
+    odd = groups[0] if len(groups[0]) < len(groups[1]) else {}
+    return next(iter(odd)) if len(odd) == 1 else None
