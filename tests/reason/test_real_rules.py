@@ -1293,3 +1293,14 @@ def test_a_traceback_a_logger_printed_under_a_warning_is_that_warning() -> None:
         d = Diagnoser().diagnose(Named("output.log", log.encode()))
         assert d.verdict == "failure" and d.primary is not None
         assert d.primary.id == "dependency-version-mismatch/module-missing"
+
+
+def test_a_host_allocation_failing_inside_a_worker_is_the_workers_oom_when_the_wrapper_comes_first() -> None:
+    """The paste starts at "Caught RuntimeError in DataLoader worker process 0." and the allocation
+    error ends the worker's own traceback below it: the wrapper's worker gives it its meaning."""
+    d = _diagnose("more30g-cpu-alloc-collate-arcgis-ssd")
+    assert d.primary is not None and d.primary.id == "dataloader-worker-failure/worker-oom"
+    # near miss: the same allocation failure in the main process stays the host's
+    own = _case("more30g-cpu-alloc-collate-arcgis-ssd").log.splitlines()[-1] + "\n"
+    d = Diagnoser().diagnose(Named("output.log", own.encode()))
+    assert d.primary is not None and d.primary.id == "host-oom/cpu-allocation-failure"

@@ -646,7 +646,13 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
                    and e.cause not in ctx.library.fallbacks
                    and first.cause not in ctx.library.cause(e.cause).competes]
         if wrapped:
-            first = min(wrapped, key=lambda e: e.line)
+            wrapper, first = first, min(wrapped, key=lambda e: e.line)
+            # What it wraps has a meaning of its own inside the wrapper's workers (host memory -> the
+            # worker's OOM), as it does when both are read as one incident (events.py).
+            inside = ctx.library.in_worker.get(first.cause)
+            marks = ctx.library.worker_marks(inside.split("/")[0]) if inside else ()
+            if inside and any(mark in ln.text for ln in wrapper.evidence for mark in marks):
+                first = with_cause(ctx.library, first, inside, tuple(wrapper.evidence))
             entry_of = first.cause.split("/")[0]
             incident = [e for e in initiating if e.rank == first.rank and e.cause.split("/")[0] == entry_of]
     others = [e for e in initiating if e not in incident]
