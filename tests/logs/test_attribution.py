@@ -29,6 +29,12 @@ from trainmedic.logs.attribution import host_from_path, parse_time, rank_from_pa
         ("ValueError: Caught ValueError in DataLoader worker process 0.", None, None,
          "ValueError: Caught ValueError in DataLoader worker process 0."),
         ("INFO: starting", None, None, "INFO: starting"),
+        ("Rank 3: loss is 0.41", 3, None, "loss is 0.41"),  # a script's own print(f"Rank {rank}: ...")
+        ("Rank 3 failed to pass monitoredBarrier in 1800000 ms", None, None,
+         "Rank 3 failed to pass monitoredBarrier in 1800000 ms"),  # a message about a rank, not its own line
+        # Ray's prefix on a remote actor's lines (verl, OpenRLHF), then torchrun's
+        ("(WorkerDict pid=2345, ip=10.0.0.2) [rank3]: ValueError: v", 3, "10.0.0.2", "ValueError: v"),
+        ("(TaskRunner pid=1234) Training step 3", None, None, "Training step 3"),
     ],
 )
 def test_prefixes(line: str, rank: int | None, host: str | None, rest: str) -> None:
@@ -144,3 +150,16 @@ def test_a_sagemaker_prefixed_traceback_quoted_from_its_first_frame_is_read() ->
            "[1,mpirank:2,algo-1]<stderr>:ZeroDivisionError: division by zero\n")
     [scan] = Diagnoser(parallel=False).scan(Named("a.log", log.encode()))
     assert len(scan.tracebacks) == 1 and scan.tracebacks[0].rank == 2
+
+
+def test_a_traceback_under_rays_actor_prefix_is_read_frame_by_frame() -> None:
+    from trainmedic.logs.tracebacks import assemble_traceback
+
+    ray = "(WorkerDict pid=2345, ip=10.0.0.2) "
+    lines = [ray + "Traceback (most recent call last):",
+             ray + '  File "/app/verl/workers/fsdp_workers.py", line 512, in update_actor',
+             ray + "    metrics = self.actor.update_policy(data=data)",
+             ray + "ValueError: something no entry knows about"]
+    tb = assemble_traceback([ln.encode() for ln in lines], "run.log", 1, None)
+    assert tb is not None and tb.exceptions == ("ValueError: something no entry knows about",)
+    assert len(tb.frames) == 2

@@ -16,9 +16,13 @@ _RANK_PREFIXES = (
     re.compile(r"\[1,mpirank:(\d{1,6}),[^\]\n]{1,40}\]<(?:stdout|stderr)>:[ ]?"),
     re.compile(r"\[rank: (\d{1,6})\] "),  # Lightning rank_prefixed_message
     re.compile(r"\[RANK (\d{1,6})\] "),  # project loggers (SimpleTuner, ...); never a torch message's own "[Rank N]"
+    re.compile(r"(?:[Rr]ank|RANK) ?(\d{1,6}): "),  # a script's own print(f"Rank {rank}: ...")
     re.compile(r" {0,5}(\d{1,5}): "),  # srun -l (right-aligned)
 )
 _HOST_PREFIX = re.compile(r"((?:[a-z][a-z0-9]*(?:[-.][a-z0-9]+)+)|(?:[a-z]+\d+)): ")
+# Ray's prefix on a remote actor's output (verl, OpenRLHF, Ray Train): "(WorkerDict pid=123, ip=10.0.0.1) ";
+# a torchrun-style rank prefix may follow it.
+_RAY_PREFIX = re.compile(r"\([A-Za-z_][\w.:-]{0,80} pid=\d{1,9}(?:, ip=([\d.]{7,15}))?\) ")
 _NOT_HOSTS = re.compile(r"(?:rank|default)\d+")
 # (also Determined's prefix after its own fields: "[2022-10-12T...] [rank=0] RuntimeError: ...")
 _RANK_IN_TEXT = re.compile(r"\[Rank (\d{1,6})\]|\[rank=(\d{1,6})\] ")
@@ -74,6 +78,9 @@ def split_prefix(text: str) -> Attribution:
     host: str | None = None
     local = False
     pos = 0
+    ray = _RAY_PREFIX.match(text)
+    if ray:
+        host, pos = ray[1], ray.end()
     for _ in range(3):  # at most host + rank + a repeated rank prefix
         m = _HOST_PREFIX.match(text, pos) if host is None and rank is None else None
         if m and not _NOT_HOSTS.fullmatch(m.group(1)):

@@ -59,7 +59,7 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
         own += 1
         if own > MAX_OWN_LINES:
             break
-        body = att.rest if prefixed or line_rank is not None else text
+        body = att.rest if prefixed or line_rank is not None or att.host is not None else text
         stripped = body.strip()
         if state == "frames":
             if not stripped:
