@@ -1306,3 +1306,15 @@ def test_a_host_allocation_failing_inside_a_worker_is_the_workers_oom_when_the_w
     own = _case("more30g-cpu-alloc-collate-arcgis-ssd").log.splitlines()[-1] + "\n"
     d = Diagnoser().diagnose(Named("output.log", own.encode()))
     assert d.primary is not None and d.primary.id == "host-oom/cpu-allocation-failure"
+
+
+def test_workers_interrupted_by_ctrl_c_while_waiting_are_a_hang_not_a_dataset_error() -> None:
+    """pytorch/examples at the end of an epoch: the user pressed Ctrl-C on a frozen run; every worker's
+    traceback runs through _worker_loop into its queue's lock. Where they waited, not what they raised."""
+    case = _case("more30i-imagenet-alexnet-freeze-end-of-epoch-ctrl-c-workers")
+    d = _diagnose(case.id)
+    assert d.verdict == "hang" and d.primary is not None and d.primary.id == "training-hang/stalled-progress"
+    # near miss: no Ctrl-C above the same worker tracebacks, and the worker's loop frame is the worker's failure
+    log = case.log.replace("^C^C", "")
+    d = Diagnoser().diagnose(Named("output.log", log.encode()))
+    assert d.primary is not None and d.primary.id == "dataloader-worker-failure/getitem-exception"

@@ -231,6 +231,23 @@ def _caught_by_runner(tb: Traceback) -> bool:
 # torch 0.4-1.0 re-raised a DataLoader worker's exception with the worker's traceback as its message:
 # "RuntimeError: Traceback (most recent call last):" then the worker's frames and exception.
 _RERAISED = re.compile(r"[A-Za-z_][\w.]{0,80}: Traceback \(most recent call last\):")
+_INTERRUPT_ABOVE = 12  # lines above a traceback's header searched for the "^C" echo that started it
+# What Python prints between a Ctrl-C and a traceback it caused: multiprocessing's "Process Process-44:"
+# header of each worker, and the other workers' tracebacks interleaved with it.
+_INTERRUPT_NOISE = re.compile(r"Process [\w-]{1,40}:$|Traceback \(most recent call last\):$|File \""
+                              r"|[A-Za-z_][\w.]{0,80}$")  # (a bare exception name: "KeyboardInterrupt")
+
+
+def _after_interrupt(above: list[bytes]) -> bool:
+    """A Ctrl-C echo ("^C^CProcess Process-44:") above a traceback, with only traceback lines between:
+    the traceback is the interrupt's, whatever it was cut at."""
+    for raw in above:  # nearest first
+        text = split_prefix(_decode(raw)).rest
+        if text.lstrip().startswith("^C"):
+            return True
+        if not (text.startswith((" ", "\t")) or _INTERRUPT_NOISE.match(text.strip())):
+            return False
+    return False
 # A log record at WARNING level, the line a logger prints its exc_info traceback under: logging's
 # "WARNING:xformers:..." and "... - WARNING - ...", rich's "WARNING  A matching Triton is not available",
 # loguru's "| WARNING  |". The traceback is the warning's: the program caught the exception and went on.
@@ -465,6 +482,8 @@ class Reader:
                         # and went on; the exception did not end the run.
                         above = _lines_before(buf, at, 1)
                         said = split_prefix(_decode(above[0])).rest.lstrip() if above else ""
+                        if not tb.interrupted and _after_interrupt(_lines_before(buf, at, _INTERRUPT_ABOVE)):
+                            tb = replace(tb, interrupted=True)
                         if (said.startswith("Exception ignored") or "Exception ignored in: " in said
                                 or _caught_by_runner(tb)):
                             tb = replace(tb, ignored=True)

@@ -233,9 +233,12 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
         # A run interrupted by hand while it waited is judged by where it waited, not by the generic
         # exception line (KeyboardInterrupt) that ends its traceback.
         # (Not one Python printed under "Exception ignored in" and went on from, cut off or not.)
+        # (A frame a fingerprint names, a DataLoader worker's loop, says where an interrupted process was,
+        # not that it failed there: Ctrl-C reaches every worker waiting on its queue.)
         stalls = {i: waiting_event(library, tb, 0) for i, tb in enumerate(tbs) if (tb.interrupted or tb.truncated)
                   and not (tb.ignored and not tb.interrupted)
-                  and all(m.cause in library.fallbacks for m in by_tb.get(i, ()))}
+                  and all(m.cause in library.fallbacks or (tb.interrupted and _frame_line(m.line.text))
+                          for m in by_tb.get(i, ()))}
         waiting = {i for i, ev in stalls.items() if ev is not None or (tbs[i].truncated and i not in by_tb)}
         stall_at = {tbs[i].first_line: stalls[i] for i in waiting}  # one traceback starts on each line
         grouped: list[tuple[int, list[Match], Traceback | None]] = [
@@ -306,6 +309,10 @@ def _exception_class(line: str) -> str:
 
 
 _CLASS = re.compile(r"[A-Za-z_][\w.]*")
+
+
+def _frame_line(text: str) -> bool:
+    return split_prefix(text).rest.lstrip().startswith('File "')
 
 
 def harmless_traceback(tb: Traceback) -> bool:
