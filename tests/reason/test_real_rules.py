@@ -1318,3 +1318,19 @@ def test_workers_interrupted_by_ctrl_c_while_waiting_are_a_hang_not_a_dataset_er
     log = case.log.replace("^C^C", "")
     d = Diagnoser().diagnose(Named("output.log", log.encode()))
     assert d.primary is not None and d.primary.id == "dataloader-worker-failure/getitem-exception"
+
+
+@pytest.mark.parametrize(("case_id", "cause"), [
+    # NCCL's "unhandled system error", then its "Last error: Failed to open libnvidia-ml.so.1"
+    ("more24a-llamafactory-091-nccl-libnvidia-ml-missing", "missing-cuda-libraries/library-not-found"),
+    # NCCL's "unhandled cuda error", then CUDA's 802 (system not yet initialized: the NVSwitch fabric)
+    ("more8a-nccl-1231-802-after-harmless-plugin-line", "nvlink-error/fabric-not-ready"),
+])
+def test_the_specific_line_of_one_message_names_it_whatever_entry_it_belongs_to(case_id: str, cause: str) -> None:
+    d = _diagnose(case_id)
+    assert d.primary is not None and d.primary.id == cause
+    # near miss: the same generic error with no specific line after it stays the generic one
+    head = [ln for ln in _case(case_id).log.splitlines() if "Failed to open libnvidia-ml" not in ln
+            and "802" not in ln and "system not yet initialized" not in ln]
+    d = Diagnoser().diagnose(Named("output.log", ("\n".join(head) + "\n").encode()))
+    assert d.primary is not None and d.primary.id != cause

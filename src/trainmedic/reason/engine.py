@@ -614,11 +614,15 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
     # The same incident: same rank, same entry (e.g. the worker's own message and the main process's).
     incident = [e for e in initiating if e.rank == first.rank and e.cause.split("/")[0] == entry_of]
     # Specific beats generic within one message: NCCL's "invalid usage" and, a few lines on, its
-    # "Last error: Duplicate GPU detected" are one incident, named by the clearly stronger line.
-    specific = max((e for e in incident if e.path == first.path and 0 < e.line - first.line <= SAME_MESSAGE
-                    and not e.ambiguous), key=lambda e: e.weight, default=None)
+    # "Last error: Duplicate GPU detected" are one incident, named by the clearly stronger line, whatever
+    # entry that line belongs to ("unhandled system error" ... "Failed to open libnvidia-ml.so.1").
+    specific = max((e for e in initiating if e.rank == first.rank and e.path == first.path
+                    and 0 < e.line - first.line <= SAME_MESSAGE and not e.ambiguous),
+                   key=lambda e: e.weight, default=None)
     if specific is not None and specific.weight >= first.weight + _CLEARLY_STRONGER:
         first = specific
+        entry_of = first.cause.split("/")[0]
+        incident = [e for e in initiating if e.rank == first.rank and e.cause.split("/")[0] == entry_of]
     # A signal that cannot say why on its own ("device-side assert triggered") is named by the definite
     # message of the same family that the same output printed later (the kernel's assertion, which
     # reaches stdout after the exception).
