@@ -336,6 +336,8 @@ def test_a_workers_own_traceback_through_its_loop_is_the_datasets_exception() ->
     ("more30f-lmm-r1-vllm-wake-up-cumem-oom", "cuda-out-of-memory/cuda-runtime-oom"),
     # NCCL's socket transport: a recv from a peer pod that TCP gave up on ("failed : Connection timed out")
     ("more30h-horovod-k8s-32-pods-nccl-socket-recv-timed-out-hang", "peer-connection-lost/connection-reset"),
+    # the OOM exception's bare class name closing the paste ("torch.cuda.OutOfMemoryError")
+    ("more30j-avalanche-rl-oom-after-1000-experiences", "cuda-out-of-memory/allocator-oom"),
 ])
 def test_metric_and_launcher_wordings_across_versions(case_id: str, cause: str) -> None:
     d = _diagnose(case_id)
