@@ -1336,3 +1336,18 @@ def test_the_specific_line_of_one_message_names_it_whatever_entry_it_belongs_to(
             and "802" not in ln and "system not yet initialized" not in ln]
     d = Diagnoser().diagnose(Named("output.log", ("\n".join(head) + "\n").encode()))
     assert d.primary is not None and d.primary.id != cause
+
+
+def test_a_metrics_table_whose_training_rows_read_nan_is_a_nan_loss() -> None:
+    """StarGANv2-VC prints one row per loss term after each epoch's header ("train/real     : nan"):
+    training terms non-finite in two rows or more are what a NaN loss line says."""
+    case = _case("more30j-stargan-vc-hifigan-mels-epoch43-nan-inf")
+    d = _diagnose(case.id)
+    assert d.primary is not None and d.primary.id == "nan-loss/nonfinite-loss"
+    rows = case.log.splitlines()
+    # near misses: the evaluation's rows alone, one training row alone, a later epoch whose rows are finite
+    evals = "\n".join(r for r in rows if not r.startswith("train/")) + "\n"
+    one = "\n".join(r for r in rows if r.startswith(("---", "train/real ", "train/ds"))) + "\n"
+    later = case.log + "--- epoch 44 ---\n" + "".join(f"train/{k:<9}: 0.{i}31\n" for i, k in enumerate(("real", "fake", "reg")))
+    for log in (evals, one, later):
+        assert Diagnoser().diagnose(Named("output.log", log.encode())).verdict == "healthy", log[-300:]

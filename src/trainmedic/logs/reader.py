@@ -678,6 +678,7 @@ class Reader:
                 result.progress[rank] = _metrics(prev, now, att.rest[:2000])
         if bare_done and any(p.path == path and p.line > result.done_line for p in result.progress.values()):
             result.done, result.done_line = False, 0
+        _nonfinite_table(lines, result, file_rank)
         self._notable(lines, result, file_rank)
         self._markers(lines, result, file_rank)
 
@@ -762,6 +763,11 @@ class _TailLines:
             self._lines[pos] = (stop, number)
             pos, number = stop + 1, number + 1
 
+    @property
+    def starts(self) -> dict[int, tuple[int, int]]:
+        """Line start -> (stop, number): `in` says whether an offset starts a line."""
+        return self._lines
+
     def each(self) -> Iterator[tuple[int, bytes]]:
         for start in self._lines:
             yield start, self.raw(start)
@@ -845,6 +851,28 @@ def _metrics(prev: RankProgress | None, now: RankProgress, text: str) -> RankPro
         rises = (*rises[-(RISES_KEPT - 1):], now.line)
     return RankProgress(now.rank, now.step, now.path, now.line, now.text, data_time, step_time, timed,
                         loss_min, loss_last, losses, spike, first_meters, nonfinite, rises, now.epoch)
+
+
+# A row of a metrics table, one figure per line as scripts print their dict of losses ("train/real     : nan",
+# "loss_G = inf"); an evaluation's own rows (eval/, val, test) say nothing about training.
+_METRIC_ROW = re.compile(rb"^[ \t]*(?!(?:eval|val|valid|validation|test)(?:[/_.-]|\b))([A-Za-z_][\w/.-]{0,60}) *[:=] *"
+                         rb"-?(?:nan|inf)\b[ \t]*\r?$", re.M | re.I)
+METRIC_ROWS = 2  # non-finite training rows of one table before it says what a NaN loss line does
+
+
+def _nonfinite_table(lines: _TailLines, result: Found, file_rank: int | None) -> None:
+    """A metrics table printed after a rank's last progress line with two or more training rows that
+    read NaN or Inf: the run's loss terms went non-finite, as a loss line reading NaN says."""
+    rows = [m.start() for m in _METRIC_ROW.finditer(lines.tail) if m.start() in lines.starts]
+    if len(rows) < METRIC_ROWS:
+        return
+    for rank, p in list(result.progress.items()):
+        after = [s for s in rows if lines.number(s) > p.line
+                 and (lines.head(s).rank if lines.head(s).rank is not None else file_rank) == rank]
+        if p.nonfinite is None and len(after) >= METRIC_ROWS:
+            first = after[0]
+            text = _decode(lines.raw(first)).strip()[:300]
+            result.progress[rank] = replace(p, nonfinite=(lines.number(first), text, len(after)))
 
 
 def _rose(prev: RankProgress, now: RankProgress) -> bool:
