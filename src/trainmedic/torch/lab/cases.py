@@ -204,6 +204,22 @@ CASES: tuple[Case, ...] = (
         expect_text=(r"Trying to backward through the graph a second time",),
     ),
     Case(
+        name="batchnorm-batch-of-one",
+        description="9 samples in batches of 4 without drop_last: the third batch of one reaches BatchNorm",
+        program="setup_mistakes.py",
+        args=("--mode", "batch-of-one"),
+        expected_id="tensor-shape-mismatch/batchnorm-single-sample",
+        expect_text=(r"Expected more than 1 value per channel when training, got input size",),
+    ),
+    Case(
+        name="no-process-group",
+        description="a script written for torchrun run with plain python: its barrier needs a process group",
+        program="setup_mistakes.py",
+        args=("--mode", "no-process-group"),
+        expected_id="rendezvous-failure/process-group-not-initialized",
+        expect_text=(r"Default process group has not been initialized",),
+    ),
+    Case(
         name="getitem-exception",
         description="__getitem__ raises KeyError on sample 13, num_workers=2",
         program="getitem_exception.py",
@@ -374,6 +390,7 @@ _FIXED_THEN_RESUMED = (
     "hf-ddp-getitem-exception", "accelerate-worker-killed", "lightning-worker-killed",
     "deepspeed-worker-killed", "deepspeed-batch-config", "autograd-no-grad", "autograd-inplace", "autograd-twice",
     "accelerate-rank-raises", "lightning-rank-raises",  # a shape error in the model code: fix it, then resume
+    "batchnorm-batch-of-one", "no-process-group",
 )
 # (ddp-worker-crash-missing-rank: the logs hold only collateral, so: stop and get rank 2's log first)
 _STOPPED = ("ddp-unknown-exception", "lightning-callback-raises", "ddp-worker-crash-missing-rank")
