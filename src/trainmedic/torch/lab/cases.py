@@ -390,7 +390,7 @@ _FIXED_THEN_RESUMED = (
     "hf-ddp-getitem-exception", "accelerate-worker-killed", "lightning-worker-killed",
     "deepspeed-worker-killed", "deepspeed-batch-config", "autograd-no-grad", "autograd-inplace", "autograd-twice",
     "accelerate-rank-raises", "lightning-rank-raises",  # a shape error in the model code: fix it, then resume
-    "batchnorm-batch-of-one", "no-process-group",
+    "batchnorm-batch-of-one", "no-process-group", "hf-model-not-found",
 )
 # (ddp-worker-crash-missing-rank: the logs hold only collateral, so: stop and get rank 2's log first)
 _STOPPED = ("ddp-unknown-exception", "lightning-callback-raises", "ddp-worker-crash-missing-rank")

@@ -120,6 +120,16 @@ HF_CASES: tuple[Case, ...] = (
         requires=_HF,
     ),
     Case(
+        name="hf-model-not-found",
+        description="HF: from_pretrained of a Hub id this machine never cached, with no network (HF_HUB_OFFLINE)",
+        program="hf_trainer.py",
+        args=("--failure", "model-not-found"),
+        expected_id="hf-trainer-failure/model-not-found",
+        expect_text=(r"We couldn't connect to 'https://huggingface\.co' to load",),
+        requires=_HF,
+        env=(("HF_HUB_OFFLINE", "1"),),
+    ),
+    Case(
         name="hf-healthy",
         description="HF Trainer: 8 steps with two DataLoader workers, no failure",
         program="hf_trainer.py",

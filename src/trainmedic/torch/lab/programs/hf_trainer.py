@@ -7,6 +7,8 @@
   --failure nan-after-save   a checkpoint every step, and a learning rate that turns the weights NaN after the
                              first: the checkpoints saved after that are NaN too;
   --failure resume-mismatch  training resumes from a checkpoint written by a model of another width;
+  --failure model-not-found  the script loads a pretrained model by a Hub id this machine has not cached,
+                             with no network (the runner sets HF_HUB_OFFLINE), as on a compute node;
   --failure none             a healthy run.
 Launched as a plain script (one process) or under torchrun (--fail-rank picks the failing rank).
 """
@@ -78,7 +80,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--failure", default="none",
                         choices=["none", "worker-kill", "getitem", "nan", "save-full", "nan-after-save",
-                                 "resume-mismatch"])
+                                 "resume-mismatch", "model-not-found"])
     parser.add_argument("--fail-rank", type=int, default=0)
     parser.add_argument("--fail-step", type=int, default=3)
     parser.add_argument("--steps", type=int, default=8)
@@ -100,6 +102,10 @@ def main() -> None:
     if args.failure == "nan-after-save":
         extra = {"learning_rate": 1e6, "max_grad_norm": 0.0, "optim": "sgd", "save_strategy": "steps",
                  "save_steps": 1, "log_level": "info"}
+    if args.failure == "model-not-found":
+        print("loading acme/gpt2-tiny-sft", flush=True)
+        GPT2LMHeadModel.from_pretrained("acme/gpt2-tiny-sft")
+        return
     if args.failure == "resume-mismatch":
         first = Trainer(model=model(32), args=arguments(out, args, max_steps=2, save_strategy="steps",
                                                           save_steps=2), train_dataset=data)
