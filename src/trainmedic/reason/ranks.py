@@ -52,7 +52,7 @@ def failed_in(lines: Sequence[Line]) -> set[int]:
 
 
 def rank_from_summary(records: list[SummaryRecord]) -> int | None:
-    """The one rank the launcher saw fail on its own (pids were already mapped to ranks in reason())."""
+    """The one rank the launcher saw fail on its own (the engine has already mapped pids to ranks)."""
     failed = [r for r in records if r.exitcode not in (None, -15, 0)]
     if len({r.rank for r in failed}) == 1:
         return failed[0].rank
