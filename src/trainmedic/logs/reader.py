@@ -25,7 +25,13 @@ from trainmedic.logs.attribution import (
 )
 from trainmedic.logs.blocks import BLOCK, MAX_LINE, BlockSplitter, strip_ansi
 from trainmedic.logs.sources import InputError, Source, looks_binary
-from trainmedic.logs.tracebacks import CHAIN, MAX_DUMP_FRAMES, assemble_stack_dump, assemble_traceback
+from trainmedic.logs.tracebacks import (
+    CHAIN,
+    CHILD_HEADER,
+    MAX_DUMP_FRAMES,
+    assemble_stack_dump,
+    assemble_traceback,
+)
 from trainmedic.model import (
     Checkpoint,
     Line,
@@ -233,8 +239,8 @@ def _caught_by_runner(tb: Traceback) -> bool:
 _RERAISED = re.compile(r"[A-Za-z_][\w.]{0,80}: Traceback \(most recent call last\):")
 _INTERRUPT_ABOVE = 12  # lines above a traceback's header searched for the "^C" echo that started it
 # What Python prints between a Ctrl-C and a traceback it caused: multiprocessing's "Process Process-44:"
-# header of each worker, and the other workers' tracebacks interleaved with it.
-_INTERRUPT_NOISE = re.compile(r"Process [\w-]{1,40}:$|Traceback \(most recent call last\):$|File \""
+# header of each worker (tracebacks.CHILD_HEADER), and the other workers' tracebacks interleaved with it.
+_INTERRUPT_NOISE = re.compile(r"Traceback \(most recent call last\):$|File \""
                               r"|[A-Za-z_][\w.]{0,80}$")  # (a bare exception name: "KeyboardInterrupt")
 
 
@@ -245,9 +251,12 @@ def _after_interrupt(above: list[bytes]) -> bool:
         text = split_prefix(_decode(raw)).rest
         if text.lstrip().startswith("^C"):
             return True
-        if not (text.startswith((" ", "\t")) or _INTERRUPT_NOISE.match(text.strip())):
+        line = text.strip()
+        if not (text.startswith((" ", "\t")) or CHILD_HEADER.match(line) or _INTERRUPT_NOISE.match(line)):
             return False
     return False
+
+
 # A log record at WARNING level, the line a logger prints its exc_info traceback under: logging's
 # "WARNING:xformers:..." and "... - WARNING - ...", rich's "WARNING  A matching Triton is not available",
 # loguru's "| WARNING  |". The traceback is the warning's: the program caught the exception and went on.
@@ -480,9 +489,9 @@ class Reader:
                     if tb is not None:
                         # "Exception ignored in: ..." (a destructor, an atexit hook): Python printed it
                         # and went on; the exception did not end the run.
-                        above = _lines_before(buf, at, 1)
+                        above = _lines_before(buf, at, _INTERRUPT_ABOVE)  # nearest first
                         said = split_prefix(_decode(above[0])).rest.lstrip() if above else ""
-                        if not tb.interrupted and _after_interrupt(_lines_before(buf, at, _INTERRUPT_ABOVE)):
+                        if not tb.interrupted and _after_interrupt(above):
                             tb = replace(tb, interrupted=True)
                         if (said.startswith("Exception ignored") or "Exception ignored in: " in said
                                 or _caught_by_runner(tb)):
@@ -763,11 +772,6 @@ class _TailLines:
             self._lines[pos] = (stop, number)
             pos, number = stop + 1, number + 1
 
-    @property
-    def starts(self) -> dict[int, tuple[int, int]]:
-        """Line start -> (stop, number): `in` says whether an offset starts a line."""
-        return self._lines
-
     def each(self) -> Iterator[tuple[int, bytes]]:
         for start in self._lines:
             yield start, self.raw(start)
@@ -863,7 +867,7 @@ METRIC_ROWS = 2  # non-finite training rows of one table before it says what a N
 def _nonfinite_table(lines: _TailLines, result: Found, file_rank: int | None) -> None:
     """A metrics table printed after a rank's last progress line with two or more training rows that
     read NaN or Inf: the run's loss terms went non-finite, as a loss line reading NaN says."""
-    rows = [m.start() for m in _METRIC_ROW.finditer(lines.tail) if m.start() in lines.starts]
+    rows = [m.start() for m in _METRIC_ROW.finditer(lines.tail)]  # (MULTILINE `^`: each at a line start)
     if len(rows) < METRIC_ROWS:
         return
     for rank, p in list(result.progress.items()):

@@ -22,7 +22,7 @@ _PROGRESS_BAR = re.compile(r"\d+/\d+ \[\d[\d:]*<")
 CHAIN = ("The above exception was the direct cause", "During handling of the above exception")
 # multiprocessing's header for a child that raised ("Process Process-19:", "Process SpawnProcess-1:",
 # "Process ForkPoolWorker-3:"): another process's line, interleaved with this traceback, never its exception.
-_CHILD_HEADER = re.compile(r"Process [\w-]+:$")
+CHILD_HEADER = re.compile(r"Process [\w-]+:$")
 
 
 def _text(raw: bytes) -> str:
@@ -84,7 +84,7 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
             if stripped.startswith("Original Traceback"):
                 last = first_line + idx
                 continue
-            if _CHILD_HEADER.match(stripped):
+            if CHILD_HEADER.match(stripped):
                 continue
             if _GLUED_FRAME.search(stripped) and not _EXCEPTION_START.match(stripped):
                 # Two processes writing one stream at once glue a frame onto another line ("main(args)

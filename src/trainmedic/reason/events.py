@@ -280,7 +280,7 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
             if event is not None and tb is not None and tb.ignored and not (
                     tb.interrupted and tb.first_line in stall_at and stall_at[tb.first_line] is not None) and (
                     event.cause in library.fallbacks
-                    or all(split_prefix(ln.text).rest.lstrip().startswith('File "') for ln in event.evidence)):
+                    or all(_frame_line(ln.text) for ln in event.evidence)):
                 # An exception Python reported and ignored (a destructor at shutdown) is no failure of its
                 # own; its frames say only where it happened. A known message inside it still counts
                 # (DeepSpeed's op that never loaded shows first in the optimizer's destructor).
@@ -312,6 +312,7 @@ _CLASS = re.compile(r"[A-Za-z_][\w.]*")
 
 
 def _frame_line(text: str) -> bool:
+    """A traceback's frame line ('File "...", line N, in f'), whatever launcher prefix it carries."""
     return split_prefix(text).rest.lstrip().startswith('File "')
 
 
