@@ -35,6 +35,13 @@ from trainmedic.logs.attribution import host_from_path, parse_time, rank_from_pa
         # Ray's prefix on a remote actor's lines (verl, OpenRLHF), then torchrun's
         ("(WorkerDict pid=2345, ip=10.0.0.2) [rank3]: ValueError: v", 3, "10.0.0.2", "ValueError: v"),
         ("(TaskRunner pid=1234) Training step 3", None, None, "Training step 3"),
+        ("(pid=4242, ip=10.0.0.3) Traceback (most recent call last):", None, "10.0.0.3",
+         "Traceback (most recent call last):"),  # a Ray task: no name before the pid
+        # a carrier's prefix before them: kubectl logs --timestamps, a markdown quote
+        ("2024-05-05T21:53:01.022194123Z [rank3]: KeyError: 'x'", 3, None, "KeyError: 'x'"),
+        (">   File \"train.py\", line 3, in <module>", None, None, '  File "train.py", line 3, in <module>'),
+        # a logger's own timestamp is the record's, not a carrier's (no zone): left in the text
+        ("2024-05-05 21:53:43,022 - INFO - step 3", None, None, "2024-05-05 21:53:43,022 - INFO - step 3"),
     ],
 )
 def test_prefixes(line: str, rank: int | None, host: str | None, rest: str) -> None:

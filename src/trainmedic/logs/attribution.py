@@ -22,7 +22,21 @@ _RANK_PREFIXES = (
 _HOST_PREFIX = re.compile(r"((?:[a-z][a-z0-9]*(?:[-.][a-z0-9]+)+)|(?:[a-z]+\d+)): ")
 # Ray's prefix on a remote actor's output (verl, OpenRLHF, Ray Train): "(WorkerDict pid=123, ip=10.0.0.1) ";
 # a torchrun-style rank prefix may follow it.
-_RAY_PREFIX = re.compile(r"\([A-Za-z_][\w.:-]{0,80} pid=\d{1,9}(?:, ip=([\d.]{7,15}))?\) ")
+# A task's output has no name before the pid: "(pid=4242) ", "(pid=4242, ip=10.0.0.1) ".
+RAY_PREFIX = r"\((?:[A-Za-z_][\w.:-]{0,80} )?pid=\d{1,9}(?:, ip=([\d.]{7,15}))?\) "
+_RAY_PREFIX = re.compile(RAY_PREFIX)
+# What carries a log to the reader and puts before every line, the same on each: a markdown quote ("> "
+# when a reply quotes a log), and the timestamp of a log collector (kubectl logs --timestamps, docker
+# logs -t, GitHub Actions, CloudWatch exports: RFC 3339 with its zone). Stripped before the launcher's
+# prefixes, so a traceback read through them is still a traceback.
+CARRIER = (r"(?:>[ \t]?)+"
+           r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d)[ \t]")
+_CARRIER = re.compile(CARRIER)
+# All of those a line may start with, for the patterns that must find a line's first word behind them
+# (a headless traceback's first frame, a metrics table's rows); split_prefix reads the same ones.
+LINE_PREFIX = (rf"(?:{CARRIER})?(?:{RAY_PREFIX})?"
+               r"(?:\[(?:rank|default)\d+\]:|\[1,(?:mpirank:)?\d+(?:,[^\]\n]{1,40})?\]<std(?:out|err)>:"
+               r"| {0,5}\d{1,5}: )?")
 _NOT_HOSTS = re.compile(r"(?:rank|default)\d+")
 # (also Determined's prefix after its own fields: "[2022-10-12T...] [rank=0] RuntimeError: ...")
 _RANK_IN_TEXT = re.compile(r"\[Rank (\d{1,6})\]|\[rank=(\d{1,6})\] ")
@@ -70,6 +84,7 @@ class Attribution:
     rank: int | None
     host: str | None
     rest: str  # the line without its launcher prefixes
+    carried: bool = False  # a carrier's prefix (a quote, a collector's timestamp) or Ray's was stripped
 
 
 def split_prefix(text: str) -> Attribution:
@@ -77,10 +92,12 @@ def split_prefix(text: str) -> Attribution:
     rank: int | None = None
     host: str | None = None
     local = False
-    pos = 0
-    ray = _RAY_PREFIX.match(text)
+    carrier = _CARRIER.match(text)
+    start = pos = carrier.end() if carrier else 0
+    ray = _RAY_PREFIX.match(text, pos)
     if ray:
         host, pos = ray[1], ray.end()
+    carried = carrier is not None or ray is not None
     for _ in range(3):  # at most host + rank + a repeated rank prefix
         m = _HOST_PREFIX.match(text, pos) if host is None and rank is None else None
         if m and not _NOT_HOSTS.fullmatch(m.group(1)):
@@ -98,19 +115,19 @@ def split_prefix(text: str) -> Attribution:
                 break
         else:
             break
-    if rank is None and pos == 0:
-        lead = _LEADING_TIME.match(text)
+    if rank is None and pos == start:
+        lead = _LEADING_TIME.match(text, pos)
         if lead:
             for rx in _RANK_PREFIXES[:4]:  # the bracketed ones (not srun -l's bare "3: ")
                 m = rx.match(text, lead.end())
                 if m:
-                    return Attribution(int(m.group(1)), host, text[m.end():])
+                    return Attribution(int(m.group(1)), host, text[m.end():], carried)
     rest = text[pos:]
     if rank is None:
         m = _RANK_IN_TEXT.search(rest, 0, 120) or _GLUED_RANK.search(rest, 0, 1000)
         if m:
             rank = int(next(g for g in m.groups() if g is not None))
-    return Attribution(rank, host, rest)
+    return Attribution(rank, host, rest, carried)
 
 
 def rank_in_text(text: str) -> int | None:

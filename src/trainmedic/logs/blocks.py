@@ -18,11 +18,19 @@ _ANSI = re.compile(rb"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\n]*(?:\x07|\x1b\\)|[
 
 
 def strip_ansi(block: bytes | bytearray) -> bytes:
-    return _ANSI.sub(b"", block) if b"\x1b" in block else bytes(block)
+    """The block without terminal colour codes, and with Windows line ends made plain: a fingerprint
+    that ends its line (`Killed[ \t]*$`) must match a log written on Windows or pasted with CRLF."""
+    out = _ANSI.sub(b"", block) if b"\x1b" in block else bytes(block)
+    return out.replace(b"\r\n", b"\n") if b"\r" in out and b"\r\n" in out else out
+
+
+def needs_cleaning(block: bytes | bytearray) -> bool:
+    """Whether strip_ansi would change the block (a cheap byte search, no copy)."""
+    return b"\x1b" in block or (b"\r" in block and b"\r\n" in block)
 
 
 class BlockSplitter:
-    """Feed bytes in; get back blocks of whole lines (ANSI codes removed)."""
+    """Feed bytes in; get back blocks of whole lines (ANSI codes removed, CRLF made LF)."""
 
     def __init__(self, max_line: int = MAX_LINE) -> None:
         self.max_line = max_line

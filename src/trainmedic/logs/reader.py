@@ -16,6 +16,7 @@ from typing import BinaryIO
 
 from trainmedic.logs import checkpoints
 from trainmedic.logs.attribution import (
+    LINE_PREFIX,
     Attribution,
     glued_rank,
     host_from_path,
@@ -23,7 +24,7 @@ from trainmedic.logs.attribution import (
     rank_from_path,
     split_prefix,
 )
-from trainmedic.logs.blocks import BLOCK, MAX_LINE, BlockSplitter, strip_ansi
+from trainmedic.logs.blocks import BLOCK, MAX_LINE, BlockSplitter, needs_cleaning, strip_ansi
 from trainmedic.logs.sources import InputError, Source, looks_binary
 from trainmedic.logs.tracebacks import (
     CHAIN,
@@ -859,7 +860,9 @@ def _metrics(prev: RankProgress | None, now: RankProgress, text: str) -> RankPro
 
 # A row of a metrics table, one figure per line as scripts print their dict of losses ("train/real     : nan",
 # "loss_G = inf"); an evaluation's own rows (eval/, val, test) say nothing about training.
-_METRIC_ROW = re.compile(rb"^[ \t]*(?!(?:eval|val|valid|validation|test)(?:[/_.-]|\b))([A-Za-z_][\w/.-]{0,60}) *[:=] *"
+_METRIC_ROW = re.compile(b"^" + LINE_PREFIX.encode()
+                         + rb"[ \t]*(?!(?:eval|val|valid|validation|test)(?:[/_.-]|\b))"
+                         rb"([A-Za-z_][\w/.-]{0,60}) *[:=] *"
                          rb"-?(?:nan|inf)\b[ \t]*\r?$", re.M | re.I)
 METRIC_ROWS = 2  # non-finite training rows of one table before it says what a NaN loss line does
 
@@ -948,7 +951,7 @@ class ScanState:
             self._add(bytes(block))
         else:
             # bytearray offers every bytes method the scan uses, so the block is queued as read.
-            ready: bytes = strip_ansi(block) if b"\x1b" in block else block  # type: ignore[assignment]
+            ready: bytes = strip_ansi(block) if needs_cleaning(block) else block  # type: ignore[assignment]
             self._queue.append(ready)
             self._queued += len(ready)
         self._step(force=False)

@@ -23,6 +23,10 @@ CHAIN = ("The above exception was the direct cause", "During handling of the abo
 # multiprocessing's header for a child that raised ("Process Process-19:", "Process SpawnProcess-1:",
 # "Process ForkPoolWorker-3:"): another process's line, interleaved with this traceback, never its exception.
 CHILD_HEADER = re.compile(r"Process [\w-]+:$")
+# What a person adds to a paste, never a program's line: a markdown fence (its closing one right after a
+# traceback cut short would read as the exception), or an elision of frames left out ("...", "[...]").
+FILLER = re.compile(r"(?:`{3,}|~{3,})[\w+-]{0,20}"
+                    r"|\.{3,}|\u2026|\[(?:\.{3}|\u2026)\]|<(?:\.{3}|\u2026)>|\((?:\.{3}|\u2026)\)")
 
 
 def _text(raw: bytes) -> str:
@@ -59,10 +63,10 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
         own += 1
         if own > MAX_OWN_LINES:
             break
-        body = att.rest if prefixed or line_rank is not None or att.host is not None else text
+        body = att.rest if prefixed or line_rank is not None or att.host is not None or att.carried else text
         stripped = body.strip()
         if state == "frames":
-            if not stripped:
+            if not stripped or FILLER.fullmatch(stripped):
                 continue
             if body.startswith((" ", "\t")) or stripped.startswith(("^", "~")):
                 frames.append(stripped)
@@ -110,6 +114,8 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
                 last = first_line + idx
             elif not stripped:
                 continue
+            elif FILLER.fullmatch(stripped):
+                break
             elif body.startswith("\t") or (message_lines < MAX_MESSAGE_LINES and not _RECORD.match(stripped)
                                             and not body.startswith(" ") and not _PROGRESS_BAR.search(stripped)):
                 # The exception's message runs on (NCCL's "Last error:" detail, a wrapped assertion).

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from trainmedic.catalog import Library
+from trainmedic.logs.attribution import LINE_PREFIX
 from trainmedic.model import Cause, Fingerprint
 from trainmedic.util import linear
 
@@ -40,9 +41,9 @@ STRUCTURE: tuple[Pattern, ...] = (
     # A traceback pasted without its header (an issue thread's excerpt, a log cut by rotation): its
     # first frame line starts it. The reader takes only a frame with no frame or header above it.
     # torch >= 2.2's launcher prefixes every line of it ("[rank24]: File ..."), as mpirun --tag-output does.
+    # Behind a carrier's prefix (a quote, a collector's timestamp) and Ray's, as split_prefix strips them.
     Pattern("headless-traceback",
-            r'^(?:\[(?:rank|default)\d+\]:|\[1,(?:mpirank:)?\d+(?:,[^\]\n]{1,40})?\]<std(?:out|err)>:)?'
-            r'[ \t]*File "[^"\n]+", line \d+, in ',
+            rf'^{LINE_PREFIX}[ \t]*File "[^"\n]+", line \d+, in ',
             "traceback"),
     # py-spy's dump of a process's main thread ("Thread 0x7FA6E7C01740 (idle): \"MainThread\""): its
     # frames say where a stuck run waited, read as a traceback's are.

@@ -1,0 +1,64 @@
+"""The same log reaches trainmedic in the shapes people and tools give it: with Windows line ends, inside
+a markdown fence, quoted in a reply, behind a log collector's timestamps or Ray's task prefix. The
+answer must not change with the shape. Each case is a real log of the corpus's dev split whose answer
+changed with one of these shapes before the reader learnt it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from trainmedic.api import Diagnoser, Named
+from trainmedic.evaluate.corpus import load_case
+
+REAL = Path(__file__).resolve().parents[2] / "corpus" / "real"
+
+
+def _each_line(prefix: Callable[[int], str]) -> Callable[[str], str]:
+    return lambda log: "\n".join(prefix(i) + line for i, line in enumerate(log.split("\n")))
+
+
+SHAPES: dict[str, Callable[[str], str]] = {
+    "crlf": lambda log: log.replace("\n", "\r\n"),
+    "fenced": lambda log: "```\n" + log + "\n```",
+    "quoted": _each_line(lambda i: "> "),
+    "kubectl --timestamps": _each_line(lambda i: f"2024-05-05T21:53:{i % 60:02d}.022194123Z "),
+    "ray task": _each_line(lambda i: "\x1b[36m(pid=4242)\x1b[0m "),
+}
+
+CASES = [
+    "ok-hang-val-loader-second-epoch",  # a traceback pasted without its header: the worker queue's wait
+    "more5b-multirank-gcd-broadcast-timeout-rank0-silent",  # a traceback cut short, then the fence
+    "more28a-lte-killed-after-config-loaded",  # the shell's bare "Killed" ends its line
+    "more30j-stargan-vc-hifigan-mels-epoch43-nan-inf",  # a metrics table's rows read NaN
+    "more4-pytorch-dataloaderiter-del-every-epoch",  # an ignored teardown traceback, training goes on
+    "dlw-hang-interrupt-19258",  # Ctrl-C over a run stuck in the DataLoader
+]
+
+
+def _answer(log: str) -> tuple[str, str | None]:
+    d = Diagnoser().diagnose(Named("output.log", log.encode()))
+    return d.verdict, d.primary.id if d.primary else None
+
+
+@pytest.mark.parametrize("case_id", CASES)
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_the_answer_does_not_depend_on_the_paste_shape(case_id: str, shape: str) -> None:
+    case = load_case(REAL / f"{case_id}.yaml")
+    assert case.split == "dev"
+    plain = _answer(case.log)
+    assert plain[0] != "healthy" or case.label.verdict == "healthy", plain
+    assert _answer(SHAPES[shape](case.log)) == plain
+
+
+def test_an_elision_between_frames_is_not_the_exception() -> None:
+    log = ('Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n    main()\n...\n'
+           '  File "/opt/torch/utils/data/dataloader.py", line 1310, in _try_get_data\n'
+           "    data = self._data_queue.get(timeout=timeout)\n"
+           "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Killed.\n")
+    d = Diagnoser().diagnose(log.encode())
+    assert d.primary is not None and d.primary.id == "dataloader-worker-failure/worker-killed"
+    tb = Diagnoser().scan(log.encode())[0].tracebacks[0]
+    assert tb.exceptions[0].startswith("RuntimeError: DataLoader worker"), tb.exceptions
