@@ -135,6 +135,12 @@ class Library:
         return frozenset(c.full_id for c in self.causes() if c.wrapper)
 
     @functools.cached_property
+    def deaths(self) -> frozenset[str]:
+        """Causes that say only that a process died: a wrapper (its message names the cause) and a bare
+        death a wrapper would explain (an abort with no message, which std::terminate often is)."""
+        return self.wrappers | frozenset(c.full_id for c in self.causes() if self.wrappers & set(c.competes))
+
+    @functools.cached_property
     def in_worker(self) -> dict[str, str]:
         return {c.full_id: c.in_worker for c in self.causes() if c.in_worker}
 

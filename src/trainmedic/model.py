@@ -48,6 +48,9 @@ class Fingerprint:
     # The framework saying it caught its cause and went on ("ran out of memory ..., skipping batch"):
     # the failure just before it, with progress after, ended nothing.
     handled: bool = False
+    # A message only a process already on its way out prints (CUDA's "driver shutting down" once the
+    # runtime unloads at interpreter exit): what it explains, a crash just above it, ended no work.
+    at_exit: bool = False
 
 
 @dataclass(frozen=True)

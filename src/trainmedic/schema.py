@@ -86,6 +86,7 @@ class FingerprintSpec(_Strict):
     precursor: bool = False
     handled: bool = False
     warning: bool = False
+    at_exit: bool = False
 
     _check_id = field_validator("id")(_kebab)
 
@@ -243,7 +244,8 @@ def _to_entry(spec: EntrySpec, source: str) -> Entry:
             role=c.role,
             mechanism=c.mechanism.strip(),
             fingerprints=tuple(
-                Fingerprint(f.id, f.regex, f.weight, f.ambiguous, f.ignore_case, f.precursor, f.warning, f.handled)
+                Fingerprint(f.id, f.regex, f.weight, f.ambiguous, f.ignore_case, f.precursor, f.warning, f.handled,
+                            f.at_exit)
                 for f in c.fingerprints
             ),
             fix=tuple(c.fix),

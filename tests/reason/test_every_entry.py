@@ -49,6 +49,12 @@ def _handled(cause: str, line: str) -> bool:
     return any(f.handled and re.search(f.regex, line) for f in LIB.cause(cause).fingerprints)
 
 
+def _at_exit(cause: str, line: str) -> bool:
+    import re
+
+    return any(f.at_exit and re.search(f.regex, line) for f in LIB.cause(cause).fingerprints)
+
+
 def _warning(cause: str, line: str) -> bool:
     """A warning-level line that does not name a collapsed loss scale."""
     import re
@@ -70,6 +76,10 @@ def test_match_line_alone_names_its_cause(cause: str, line: str) -> None:
         return
     if _handled(cause, line):
         # The framework saying it caught the failure and went on: alone it ended nothing.
+        assert d["verdict"] == "healthy", line
+        return
+    if _at_exit(cause, line):
+        # A message only an exiting process prints: alone, after whatever work the run did, it ended none.
         assert d["verdict"] == "healthy", line
         return
     if _precursor(cause, line):

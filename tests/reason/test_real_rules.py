@@ -338,6 +338,14 @@ def test_a_workers_own_traceback_through_its_loop_is_the_datasets_exception() ->
     ("more30h-horovod-k8s-32-pods-nccl-socket-recv-timed-out-hang", "peer-connection-lost/connection-reset"),
     # the OOM exception's bare class name closing the paste ("torch.cuda.OutOfMemoryError")
     ("more30j-avalanche-rl-oom-after-1000-experiences", "cuda-out-of-memory/allocator-oom"),
+    # SIGKILL as a wrapper's return code ("Training failed with exit code -9", DIGITS' "error code -9"), as
+    # macOS's shell says it ("Killed: 9"), and glued to a progress line with no newline ("2.1371Killed")
+    ("more31a-gemma-tuner-macos-exit-minus9-leaked-semaphore", "host-oom/sigkill"),
+    ("more31a-digits-detectnet-cpu-caffe-error-code-minus9", "host-oom/sigkill"),
+    ("more31a-rlswarm-macmini-killed9-after-18h-87g", "host-oom/sigkill"),
+    ("more31a-keras-fit-generator-epoch-progbar-killed", "host-oom/sigkill"),
+    # torch 0.4's distributed module asserting its mode: "collective only supported in process-group mode"
+    ("more31f-pytorch04-ddp-without-init-process-group", "rendezvous-failure/process-group-not-initialized"),
 ])
 def test_metric_and_launcher_wordings_across_versions(case_id: str, cause: str) -> None:
     d = _diagnose(case_id)
@@ -1351,3 +1359,19 @@ def test_a_metrics_table_whose_training_rows_read_nan_is_a_nan_loss() -> None:
     later = case.log + "--- epoch 44 ---\n" + "".join(f"train/{k:<9}: 0.{i}31\n" for i, k in enumerate(("real", "fake", "reg")))
     for log in (evals, one, later):
         assert Diagnoser().diagnose(Named("output.log", log.encode())).verdict == "healthy", log[-300:]
+
+
+def test_a_crash_while_the_process_exits_ends_no_work() -> None:
+    # gloo's enforce aborting at interpreter exit, its what() CUDA's "driver shutting down": healthy, noted
+    d = _diagnose("more14b-ok-gloo-enforce-driver-shutting-down-at-exit")
+    assert d.verdict == "healthy", d.primary
+    assert any("while the process exited" in n for n in d.notes)
+    # Near miss: the failure before it still counts (a gloo read timeout, then the abort at exit).
+    d = _diagnose("more31e-sentiment-discovery-3gpu-after-epoch1-gloo-read-timeout-allreduce")
+    assert d.primary is not None and d.primary.id == "nccl-timeout/gloo-timeout"
+
+
+def test_a_rank_that_aborts_after_its_own_watchdog_timeout_died_of_the_timeout() -> None:
+    # rank 7's watchdog timed out, it aborted, the launcher sent SIGTERM to 7 others and reported rank 7's -6
+    d = _diagnose("more31e-discoscene-8xp40-broadcast-seq806-rank7-sigterm-others")
+    assert d.primary is not None and d.primary.id == "nccl-timeout/watchdog-timeout"

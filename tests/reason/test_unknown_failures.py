@@ -399,3 +399,15 @@ def test_the_rank_alone_in_another_collective_is_the_suspect_even_unnamed() -> N
     same = log.replace("OpType=ALLREDUCE", "OpType=BROADCAST")
     d = Diagnoser(less).diagnose(Named("run.log", same.encode()))
     assert d.primary is not None and "another collective" not in d.primary.why
+
+
+def test_an_error_the_run_already_trained_on_after_does_not_stop_it_at_the_end() -> None:
+    # (a tracker's failed upload, printed between progress lines and once more as the last line)
+    err = LOGGING.replace(b"could not reach the parameter server, giving up", b"upload failed, will retry")
+    d = Diagnoser().diagnose(Named("run.log", STEPS + err + STEPS.replace(b"step ", b"step 1") + err))
+    assert d.verdict == "healthy", d.primary
+    # Near miss: a new error at the end, or a crash line (each ends its process; a log may hold two runs).
+    assert Diagnoser().diagnose(Named("run.log", STEPS + err + STEPS.replace(b"step ", b"step 1") + C10)
+                                ).verdict == "failure"
+    crash = b"Frobnicator trap (core dumped)\n"
+    assert Diagnoser().diagnose(Named("run.log", STEPS + crash + STEPS + crash)).verdict == "failure"

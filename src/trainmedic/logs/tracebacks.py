@@ -15,7 +15,9 @@ from trainmedic.model import Traceback
 MAX_OWN_LINES = 800
 MAX_MESSAGE_LINES = 5  # lines an exception's own message may run on for ("Last error:\nDuplicate GPU ...")
 # A line that starts a new record (a log line, another traceback) ends an exception's message.
-_RECORD = re.compile(r"\[|\d{4}-\d\d-\d\d|[IWEF]\d{4} |Traceback|During handling|The above exception|[A-Z][A-Z]+[: ]")
+# (The C++ runtime's "terminate called ..." after a Python exception is the process aborting, not more message.)
+_RECORD = re.compile(r"\[|\d{4}-\d\d-\d\d|[IWEF]\d{4} |Traceback|During handling|The above exception|[A-Z][A-Z]+[: ]"
+                     r"|terminate called")
 # A progress bar's redraw ("100%|████| 49/49 [00:08<00:00, ...]") is the run going on, never the rest of
 # an exception's message.
 _PROGRESS_BAR = re.compile(r"\d+/\d+ \[\d[\d:]*<")

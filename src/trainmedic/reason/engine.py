@@ -35,6 +35,7 @@ from trainmedic.reason.context import SAME_MESSAGE, Context
 from trainmedic.reason.events import (
     build_events,
     harmless_traceback,
+    is_at_exit,
     is_handled,
     is_precursor,
     pid_of,
@@ -340,6 +341,24 @@ def _verdict(ctx: Context) -> Diagnosis:
         initiating = [e for e in initiating if e not in caught]
         base = replace(base, notes=(*base.notes, *(
             f"{e.cause} at {_where(e)} was handled by the framework, and training went on" for e in caught[:5])))
+    # A crash whose own message says the process was already on its way out (an abort whose "what():" is
+    # CUDA's "driver shutting down"): a destructor ran after the runtime unloaded, once the work was done.
+    # (So is an exception that says so itself: "RuntimeError: CUDA error: driver shutting down".)
+    exiting = [m for s in ctx.scans for m in s.matches if is_at_exit(ctx.library, m)]
+    at_exit = [e for e in initiating if any(m.line.path == e.path and (
+        (e.cause in ctx.library.wrappers and 0 <= m.line.number - e.line <= SAME_MESSAGE)
+        or (e.cause in ctx.library.fallbacks and (any(ln.number == m.line.number for ln in e.evidence) or (
+            e.traceback is not None and e.traceback.first_line <= m.line.number <= e.traceback.last_line))))
+        for m in exiting)]
+    if at_exit:
+        initiating = [e for e in initiating if e not in at_exit]
+        base = replace(base, notes=(*base.notes, *(
+            f"{e.cause} at {_where(e)} happened while the process exited ({exiting[0].cause}): after its work "
+            "was done, not a failure of it" for e in at_exit[:5])))
+    # An abort right below a traceback ("terminate called after throwing ..." under "RuntimeError: CUDA
+    # error: ...") is the process dying of the exception just printed: the exception's line says more.
+    initiating = [_with_exception_above(ctx, e, initiating) if e.cause in ctx.library.wrappers else e
+                  for e in initiating]
     warned = [e for e in initiating if e.warning and not _scale_collapsed(ctx, e)]
     if warned:
         initiating = [e for e in initiating if e not in warned]
@@ -360,12 +379,16 @@ def _verdict(ctx: Context) -> Diagnosis:
         # The root beats its echo: a process abort ("terminate called after throwing ...") printed right
         # after a collective timeout (or on its line, in a paste that lost its breaks) took that process
         # down is how the timeout ended it; so is one whose "what():" on the next lines is the timeout.
+        # A rank's death with no message of its own (the launcher's "exitcode: -6" for it) after that rank's
+        # own collective timeout is the watchdog taking it down, however many teardown lines came between.
         initiating = [e for e in initiating if not (e.cause in ctx.library.wrappers and any(
             c.path == e.path
             and ((0 <= e.line - c.line <= SAME_MESSAGE and c.rank in (e.rank, None))
                  or (c.role == "cascade" and 0 < c.line - e.line <= _WHAT_LINES and (c.rank in (e.rank, None)
                                                                                     or e.rank is None)))
-            for c in collateral_events))]
+            for c in collateral_events)) and not (e.cause in ctx.library.deaths and e.rank is not None and any(
+                c.path == e.path and c.role == "cascade" and c.rank == e.rank and c.line < e.line
+                for c in collateral_events))]
     # A weak, ambiguous signal (a tokenizers fork warning, a recompile limit) never outranks a real
     # error; and when training went on after it, it was a warning, not the failure.
     weak = [e for e in initiating if e.ambiguous and e.weight < WEAK]
@@ -415,13 +438,20 @@ def _verdict(ctx: Context) -> Diagnosis:
     # (Nor the lines of a helper thread's traceback that ended nothing, from its "Exception in thread" on.)
     harmless = {(t.path, n) for s in ctx.scans for t in s.tracebacks if harmless_traceback(t)
                 for n in range(t.first_line - 1, t.last_line + 1)}
+    # (Nor a crash at exit and the message that says so: "terminate called ..." above "driver shutting down".)
+    exit_lines = {(m.line.path, n) for s in ctx.scans for m in s.matches if is_at_exit(ctx.library, m)
+                  for n in range(m.line.number - SAME_MESSAGE, m.line.number + 1)}
+    exit_lines |= {(t.path, n) for s in ctx.scans for t in s.tracebacks
+                   if any(t.first_line <= m.line.number <= t.last_line and is_at_exit(ctx.library, m)
+                          for m in s.matches)
+                   for n in range(t.first_line - 1, t.last_line + 1)}
     logged = [t for s in ctx.scans for t in s.tracebacks if t.logged]
     if logged:
         base = replace(base, notes=(*base.notes, *(
             f"traceback at {t.path}:{t.first_line} printed with a warning record ({t.final.strip()[:120]}): "
             "the program caught it and went on" for t in logged[:5])))
     unknown = _error_lines(ctx, base, progress,
-                           {(m.line.path, m.line.number) for m in (*handled, *quiet)} | harmless)
+                           {(m.line.path, m.line.number) for m in (*handled, *quiet)} | harmless | exit_lines)
     if unknown is not None:
         return unknown
     return _hang_or_healthy(ctx, base, progress)
@@ -435,6 +465,8 @@ def _error_lines(ctx: Context, base: Diagnosis, progress: dict[int | None, RankP
     if any(s.done for s in ctx.scans):
         return None
     lines = [n for n in notable.after_progress(ctx.scans, progress) if (n.line.path, n.line.number) not in caught]
+    went_on = notable.went_on_after(ctx.scans, progress) if lines else set()
+    lines = [n for n in lines if notable.template(n.line.text) not in went_on]
     if not lines:
         return None
     top = notable.quoted(lines)
@@ -814,6 +846,13 @@ def _still_busy(progress: dict[int | None, RankProgress], first: Event) -> RankP
     """Progress no rank prefix claims, printed in the same file at or after the first timeout."""
     p = progress.get(None)
     return p if p is not None and p.path == first.path and p.line >= first.line and p.step != 0 else None
+
+
+def _with_exception_above(ctx: Context, e: Event, events: list[Event]) -> Event:
+    above = next((f for f in events if f.cause in ctx.library.fallbacks and f.traceback is not None
+                  and f.path == e.path and f.rank == e.rank and 0 < e.line - f.traceback.last_line <= SAME_MESSAGE),
+                 None)
+    return replace(e, evidence=(*above.evidence[:1], *e.evidence)) if above is not None else e
 
 
 def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],

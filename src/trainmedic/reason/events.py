@@ -208,6 +208,11 @@ def is_handled(library: Library, m: Match) -> bool:
     return fp is not None and fp.handled
 
 
+def is_at_exit(library: Library, m: Match) -> bool:
+    fp = library.fingerprint(m.fingerprint)
+    return fp is not None and fp.at_exit
+
+
 def precursors(library: Library, scans: list[ScanResult]) -> list[Match]:
     """Warnings that came before a possible failure (the guard's "fds at 90 % of ulimit -n")."""
     return [m for scan in scans for m in scan.matches if is_precursor(library, m)]
@@ -221,7 +226,7 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
         loose: list[Match] = []
         tbs = sorted(scan.tracebacks, key=lambda t: t.first_line)
         for m in sorted(scan.matches, key=lambda m: m.line.number):
-            if is_precursor(library, m) or is_handled(library, m):
+            if is_precursor(library, m) or is_handled(library, m) or is_at_exit(library, m):
                 continue
             owner = _owner(tbs, m.line)
             # A launcher's teardown line run into an exception's message ("RuntimeError: ... Killing

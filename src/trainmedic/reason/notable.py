@@ -70,6 +70,22 @@ def after_progress(scans: Sequence[ScanResult], progress: dict[int | None, RankP
     return sorted(out, key=lambda n: (n.line.time is None, n.line.time or 0.0, n.line.path, n.line.number))
 
 
+def went_on_after(scans: Sequence[ScanResult], progress: dict[int | None, RankProgress]) -> set[str]:
+    """The templates of notable lines that progress of their rank (or, unranked, of their file) followed:
+    a message the run already printed and trained on after (a tracker's failed upload) did not stop it
+    when it comes once more at the end. Never a fatal one (a crash, a kill): each ends its process, and
+    a log may hold several runs."""
+    out: set[str] = set()
+    for s in scans:
+        last_any = max((p.line for p in progress.values() if p.path == s.path), default=0)
+        for n in _own(s):
+            mine = progress.get(n.line.rank) if n.line.rank is not None else None
+            last = mine.line if mine is not None and mine.path == s.path else last_any
+            if n.line.number < last and n.severity < 3:
+                out.add(template(n.line.text))
+    return out
+
+
 def quoted(lines: Sequence[Notable]) -> list[Notable]:
     """The first line of each distinct message, earliest first, up to QUOTED; the first fatal one
     (a crash, a kill) always among them."""
