@@ -233,8 +233,9 @@ def test_a_bare_device_side_assert_offers_the_checks_that_usually_fail() -> None
     """Only "device-side assert triggered", no assertion text: labels and indices are the usual causes."""
     d = _diagnose("gpu-assert-labels-not-zero-based-widedeep")
     assert d.primary is not None and d.primary.id == "cuda-device-side-assert/device-assert"
-    assert [a.id for a in d.alternatives[:2]] == ["cuda-device-side-assert/target-out-of-range",
-                                                 "cuda-device-side-assert/index-out-of-range"]
+    # (in the order of how often each is the answer on dev: the priors move as the corpus grows)
+    assert {a.id for a in d.alternatives[:2]} == {"cuda-device-side-assert/target-out-of-range",
+                                                 "cuda-device-side-assert/index-out-of-range"}
     assert any("Assertion" in m.command for m in d.primary.missing)
 
 
@@ -346,6 +347,11 @@ def test_a_workers_own_traceback_through_its_loop_is_the_datasets_exception() ->
     ("more31a-keras-fit-generator-epoch-progbar-killed", "host-oom/sigkill"),
     # torch 0.4's distributed module asserting its mode: "collective only supported in process-group mode"
     ("more31f-pytorch04-ddp-without-init-process-group", "rendezvous-failure/process-group-not-initialized"),
+    # a library class's instance without the attribute the code reads (PyG's GATConv lost `weight`, an
+    # older Lightning's Fabric had no `init_module`), and a TypeError a program words itself
+    ("more30j-deeprobust-gat-fit-gatconv-no-attribute-weight", "dependency-version-mismatch/api-changed"),
+    ("more31h-lit-llama-lora-fabric-init-module-old-lightning", "dependency-version-mismatch/api-changed"),
+    ("more31g-sd-dreambooth-ext-accelerator-project-dir-kwarg", "dependency-version-mismatch/api-changed"),
 ])
 def test_metric_and_launcher_wordings_across_versions(case_id: str, cause: str) -> None:
     d = _diagnose(case_id)
