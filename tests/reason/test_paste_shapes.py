@@ -1,5 +1,6 @@
 """The same log reaches trainmedic in the shapes people and tools give it: with Windows line ends, inside
-a markdown fence, quoted in a reply, behind a log collector's timestamps or Ray's task prefix. The
+a markdown fence or indented as a code block, quoted in a reply, behind a log collector's or the journal's timestamps or Ray's task
+prefix. The
 answer must not change with the shape. Each case is a real log of the corpus's dev split whose answer
 changed with one of these shapes before the reader learnt it."""
 
@@ -26,12 +27,15 @@ SHAPES: dict[str, Callable[[str], str]] = {
     "quoted": _each_line(lambda i: "> "),
     "kubectl --timestamps": _each_line(lambda i: f"2024-05-05T21:53:{i % 60:02d}.022194123Z "),
     "ray task": _each_line(lambda i: "\x1b[36m(pid=4242)\x1b[0m "),
+    "journalctl": _each_line(lambda i: f"May 05 21:53:{i % 60:02d} node1 python3[4242]: "),
+    "indented code block": _each_line(lambda i: "    "),
 }
 
 CASES = [
     "ok-hang-val-loader-second-epoch",  # a traceback pasted without its header: the worker queue's wait
     "more5b-multirank-gcd-broadcast-timeout-rank0-silent",  # a traceback cut short, then the fence
     "more28a-lte-killed-after-config-loaded",  # the shell's bare "Killed" ends its line
+    "more31e-sentiment-discovery-3gpu-after-epoch1-gloo-read-timeout-allreduce",  # exception lines at the margin
     "more30j-stargan-vc-hifigan-mels-epoch43-nan-inf",  # a metrics table's rows read NaN
     "more4-pytorch-dataloaderiter-del-every-epoch",  # an ignored teardown traceback, training goes on
     "dlw-hang-interrupt-19258",  # Ctrl-C over a run stuck in the DataLoader
@@ -62,3 +66,11 @@ def test_an_elision_between_frames_is_not_the_exception() -> None:
     assert d.primary is not None and d.primary.id == "dataloader-worker-failure/worker-killed"
     tb = Diagnoser().scan(log.encode())[0].tracebacks[0]
     assert tb.exceptions[0].startswith("RuntimeError: DataLoader worker"), tb.exceptions
+
+
+def test_only_an_indentation_every_line_shares_is_a_paste_s() -> None:
+    from trainmedic.logs.reader import common_indent
+
+    assert common_indent(b"    step 1\n      File x\n\n    KeyError: 'a'\n") == 4
+    assert common_indent(b"step 1\n    File x\n") == 0  # a line at the margin: the log's own indentation
+    assert common_indent(b"    only one line\n") == 0

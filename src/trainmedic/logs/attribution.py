@@ -26,11 +26,14 @@ _HOST_PREFIX = re.compile(r"((?:[a-z][a-z0-9]*(?:[-.][a-z0-9]+)+)|(?:[a-z]+\d+))
 RAY_PREFIX = r"\((?:[A-Za-z_][\w.:-]{0,80} )?pid=\d{1,9}(?:, ip=([\d.]{7,15}))?\) "
 _RAY_PREFIX = re.compile(RAY_PREFIX)
 # What carries a log to the reader and puts before every line, the same on each: a markdown quote ("> "
-# when a reply quotes a log), and the timestamp of a log collector (kubectl logs --timestamps, docker
-# logs -t, GitHub Actions, CloudWatch exports: RFC 3339 with its zone). Stripped before the launcher's
+# when a reply quotes a log), the timestamp of a log collector (kubectl logs --timestamps, docker logs
+# -t, GitHub Actions, CloudWatch exports: RFC 3339 with its zone), and the journal's (journalctl's
+# "May 05 21:53:01 node1 python3[4242]: ", which names the host). Stripped before the launcher's
 # prefixes, so a traceback read through them is still a traceback.
 CARRIER = (r"(?:>[ \t]?)+"
-           r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d)[ \t]")
+           r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d)[ \t]"
+           r"|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d ([\w.-]{1,64}) "
+           r"[\w.@/-]{1,64}\[\d{1,9}\]: ")
 _CARRIER = re.compile(CARRIER)
 # All of those a line may start with, for the patterns that must find a line's first word behind them
 # (a headless traceback's first frame, a metrics table's rows); split_prefix reads the same ones.
@@ -94,9 +97,11 @@ def split_prefix(text: str) -> Attribution:
     local = False
     carrier = _CARRIER.match(text)
     start = pos = carrier.end() if carrier else 0
+    if carrier is not None and carrier[1] is not None:
+        host = carrier[1]  # the journal's host field
     ray = _RAY_PREFIX.match(text, pos)
     if ray:
-        host, pos = ray[1], ray.end()
+        host, pos = ray[1] or host, ray.end()
     carried = carrier is not None or ray is not None
     for _ in range(3):  # at most host + rank + a repeated rank prefix
         m = _HOST_PREFIX.match(text, pos) if host is None and rank is None else None

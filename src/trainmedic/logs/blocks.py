@@ -17,16 +17,24 @@ MAX_LINE = 1 << 20
 _ANSI = re.compile(rb"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\n]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 
 
+def _crlf(block: bytes | bytearray) -> bool:
+    """Whether the block's lines end in CRLF, as its first line does: a file written on Windows ends
+    every line so. (Searching the whole block for CRLF would cost a second pass over every block of a
+    tqdm log, whose carriage returns are everywhere.)"""
+    nl = block.find(b"\n", 0, MAX_LINE)
+    return nl > 0 and block[nl - 1] == 13
+
+
 def strip_ansi(block: bytes | bytearray) -> bytes:
     """The block without terminal colour codes, and with Windows line ends made plain: a fingerprint
     that ends its line (`Killed[ \t]*$`) must match a log written on Windows or pasted with CRLF."""
     out = _ANSI.sub(b"", block) if b"\x1b" in block else bytes(block)
-    return out.replace(b"\r\n", b"\n") if b"\r" in out and b"\r\n" in out else out
+    return out.replace(b"\r\n", b"\n") if _crlf(out) else out
 
 
 def needs_cleaning(block: bytes | bytearray) -> bool:
     """Whether strip_ansi would change the block (a cheap byte search, no copy)."""
-    return b"\x1b" in block or (b"\r" in block and b"\r\n" in block)
+    return b"\x1b" in block or _crlf(block)
 
 
 class BlockSplitter:

@@ -889,13 +889,24 @@ def _rose(prev: RankProgress, now: RankProgress) -> bool:
     return prev.step is not None and now.step is not None and now.step > prev.step
 
 
+def common_indent(head: bytes) -> int:
+    """The spaces every complete, non-blank line of the head starts with (2 to 16; 0 for fewer than
+    two such lines, or none in common): the indentation of a paste as a whole."""
+    lines = [ln for ln in head.split(b"\n")[:-1] if ln.strip()]
+    if len(lines) < 2:
+        return 0
+    indent = min(len(ln) - len(ln.lstrip(b" ")) for ln in lines)
+    return indent if 2 <= indent <= 16 else 0
+
+
 class ScanState:
     """The scan of one input in progress. Batch reading and live streams share it, so a live run
     is diagnosed exactly as its log file would be, without re-reading anything."""
 
     SNIFF = 65536
 
-    def __init__(self, reader: Reader, result: Found, file_rank: int | None, file_host: str | None) -> None:
+    def __init__(self, reader: Reader, result: Found, file_rank: int | None, file_host: str | None, *,
+                 dedent: bool = True) -> None:
         self.reader = reader
         self.result = result
         self.file_rank = file_rank
@@ -913,6 +924,10 @@ class ScanState:
         self._hits: Counter[int] = Counter()
         self._finished = False
         self._limit: int | None = None  # scan only this many bytes; what follows is look-ahead
+        # A paste indented as a whole (a markdown code block, a quoted mail) is read without that indentation,
+        # as the head shows it; never in a range scan, whose other ranges cannot see the head.
+        self._dedent_allowed = dedent
+        self._dedent: re.Pattern[bytes] | None = None
 
     def start_at(self, offset: int, behind: bytes) -> None:
         """Scan a range of a file that starts at `offset` (a line start), `behind` being the bytes before it.
@@ -952,13 +967,20 @@ class ScanState:
         else:
             # bytearray offers every bytes method the scan uses, so the block is queued as read.
             ready: bytes = strip_ansi(block) if needs_cleaning(block) else block  # type: ignore[assignment]
-            self._queue.append(ready)
-            self._queued += len(ready)
+            self._enqueue(ready)
         self._step(force=False)
 
     def _sniff(self, head: bytes) -> None:
         if looks_binary(head[: self.SNIFF]):
             raise InputError(f"{self.result.source.name}: looks like a binary file, not a log")
+        indent = common_indent(head[: self.SNIFF]) if self._dedent_allowed else 0
+        self._dedent = re.compile(rb"^ {1,%d}" % indent, re.M) if indent else None
+
+    def _enqueue(self, block: bytes) -> None:
+        if self._dedent is not None:
+            block = self._dedent.sub(b"", block)
+        self._queue.append(block)
+        self._queued += len(block)
 
     def _add(self, data: bytes) -> None:
         # Cut what arrives into blocks of at most the reader's block size, as a file read would.
@@ -966,8 +988,7 @@ class ScanState:
         for i in range(0, len(data), size):
             block = self._splitter.add(data[i : i + size])
             if block:
-                self._queue.append(block)
-                self._queued += len(block)
+                self._enqueue(block)
 
     def _release_head(self) -> None:
         if self._head is not None:
@@ -1004,8 +1025,7 @@ class ScanState:
         self._release_head()
         last = self._splitter.finish()
         if last:
-            self._queue.append(last)
-            self._queued += len(last)
+            self._enqueue(last)
         self._step(force=True)
         self._finished = True
         self.result.cut_lines = self._splitter.cut
