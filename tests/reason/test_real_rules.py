@@ -352,6 +352,12 @@ def test_a_workers_own_traceback_through_its_loop_is_the_datasets_exception() ->
     ("more30j-deeprobust-gat-fit-gatconv-no-attribute-weight", "dependency-version-mismatch/api-changed"),
     ("more31h-lit-llama-lora-fabric-init-module-old-lightning", "dependency-version-mismatch/api-changed"),
     ("more31g-sd-dreambooth-ext-accelerator-project-dir-kwarg", "dependency-version-mismatch/api-changed"),
+    # fairseq's all_gather_list finding another worker's bytes (one worker finished its epoch first), and
+    # torch_xla's mesh service closing its socket under a rendezvous
+    ("more31e-fairseq-lm-2gpu-epoch-end-all-gather-list-unpickle-out-of-sync", "rank-desync/uneven-inputs"),
+    ("more31e-xla-kaggle-tpu-loss-reduce-rendezvous-socket-closed", "peer-connection-lost/store-lost"),
+    # ATen's check of a device index the visible GPUs lack, in a vLLM engine actor
+    ("more31h-openrlhf-vllm-engine-device-ge-num-gpus-assert", "cuda-visible-devices-error/invalid-device-ordinal"),
 ])
 def test_metric_and_launcher_wordings_across_versions(case_id: str, cause: str) -> None:
     d = _diagnose(case_id)
