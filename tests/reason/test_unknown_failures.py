@@ -411,3 +411,16 @@ def test_an_error_the_run_already_trained_on_after_does_not_stop_it_at_the_end()
                                 ).verdict == "failure"
     crash = b"Frobnicator trap (core dumped)\n"
     assert Diagnoser().diagnose(Named("run.log", STEPS + crash + STEPS + crash)).verdict == "failure"
+
+
+def test_an_exception_or_argparse_error_right_below_a_warning_is_its_own_record() -> None:
+    # (the two lines after a warning may be its message going on; an exception's or argparse's are not)
+    warn = (b"[W reducer.cpp:1300] Warning: find_unused_parameters=True was specified in DDP constructor, but did "
+            b"not find any unused parameters in the forward pass. (function operator())\n")
+    for err in (b"train.py: error: argument -d/--dataset: invalid choice: 'x' (choose from 'a', 'b')\n",
+                b"FrobnicatorError: could not reach the parameter server\n"):
+        d = Diagnoser().diagnose(Named("run.log", STEPS + warn + err))
+        assert d.verdict == "failure", err
+    # Near miss: the words a warning's message goes on with stay part of it.
+    goes_on = b"Failure to do this will result in PyTorch skipping the first value of the schedule.\n"
+    assert Diagnoser().diagnose(Named("run.log", STEPS + warn + goes_on)).verdict == "healthy"

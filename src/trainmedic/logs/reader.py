@@ -88,6 +88,9 @@ _BRACKETED = re.compile(r"\[ {0,8}(\d{1,18}(?!\d))/\d+(?: \( {0,2}\d{1,3}%\))?\]
 _WORLD = re.compile(r"(?:world_size|WORLD_SIZE|num_processes)[=: ]+(\d{1,18}(?!\d))")
 _KV = re.compile(r"(\w+) *: (.*)")
 _OWN_LEVEL = linear.compile_bytes(ERROR_LEVEL)
+# A line that starts a record of its own, never the rest of a warning's message: an exception's line
+# ("RuntimeError: ...") or argparse's "prog.py: error: ...".
+_OWN_RECORD = re.compile(rb"[\w.-]{1,100}: error: |[A-Za-z_][\w.]{0,100}(?:Error|Exception)(?::|$)")
 # Metric lines: time spent waiting for data against step time (MMEngine/MMCV/detectron2 "time: 2.01,
 # data_time: 1.65"; pytorch/examples' AverageMeter "Time  0.512 ( 0.520)  Data  0.412 ( 0.415)"), and the loss.
 _NUM = r"(\d{1,12}(?:\.\d{1,12})?)"
@@ -726,7 +729,8 @@ class Reader:
             elif "error" in hit and ("warning" not in hit or (b"NCCL WARN" in vis and b"[Service thread]" not in vis)):
                 # A warning's message goes on for a line or two ("Failure to do this will ..."), or for
                 # as many indented lines as it has (a record's list: "    [Tensor contains nans.] - 167").
-                if not _OWN_LEVEL.search(vis) and (number - warned_at <= WARNING_SPAN or _indented_body(
+                if not _OWN_LEVEL.search(vis) and not _OWN_RECORD.match(vis) and (
+                        number - warned_at <= WARNING_SPAN or _indented_body(
                         lines.tail, warned_end, start, number - warned_at)):
                     continue
                 severity = 2
