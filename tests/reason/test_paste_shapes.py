@@ -29,6 +29,9 @@ SHAPES: dict[str, Callable[[str], str]] = {
     "ray task": _each_line(lambda i: "\x1b[36m(pid=4242)\x1b[0m "),
     "journalctl": _each_line(lambda i: f"May 05 21:53:{i % 60:02d} node1 python3[4242]: "),
     "indented code block": _each_line(lambda i: "    "),
+    # (the same log after a stretch of training: an earlier epoch's bar above it)
+    "after training": lambda log: "".join(f"Epoch 1:  {i}%|#   | {i * 10}/1000 [00:{i:02d}<01:30, 11.0it/s, loss=0.{90 - i}]\n"
+                                          for i in range(1, 40, 4)) + log,
 }
 
 CASES = [
@@ -36,6 +39,7 @@ CASES = [
     "more5b-multirank-gcd-broadcast-timeout-rank0-silent",  # a traceback cut short, then the fence
     "more28a-lte-killed-after-config-loaded",  # the shell's bare "Killed" ends its line
     "more31e-sentiment-discovery-3gpu-after-epoch1-gloo-read-timeout-allreduce",  # exception lines at the margin
+    "fw-ckpt-zip-central-dir-after-disk-full",  # a config's "min_Epoch: 20" below the error is no epoch reached
     "more30j-stargan-vc-hifigan-mels-epoch43-nan-inf",  # a metrics table's rows read NaN
     "more4-pytorch-dataloaderiter-del-every-epoch",  # an ignored teardown traceback, training goes on
     "dlw-hang-interrupt-19258",  # Ctrl-C over a run stuck in the DataLoader

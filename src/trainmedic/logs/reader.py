@@ -81,7 +81,8 @@ NOTABLE_KEEP = 256  # error-worded lines kept from one input's tail: its first o
 
 _STEP = re.compile(r"(?:global_step|[Ss]tep|[Ii]ter(?:ation)?)[ =:]+(\d{1,18}(?!\d))")
 _TQDM = re.compile(r"(\d{1,18}(?!\d))/(\d{1,18}(?!\d)) \[")
-_EPOCH = re.compile(r"[Ee]poch[ =:]+(\d{1,18}(?!\d))")
+# (a word of its own: a config's "min_Epoch: 20" or "num_epoch = 300" is no epoch reached)
+_EPOCH = re.compile(r"\b[Ee]poch[ =:]+(\d{1,18}(?!\d))")
 # The iteration within the epoch: MMEngine's "[200/62598]", pytorch/examples' "[2700/60000 (4%)]", timm's
 # padded "[ 300/5004 (  6%)]"
 _BRACKETED = re.compile(r"\[ {0,8}(\d{1,18}(?!\d))/\d+(?: \( {0,2}\d{1,3}%\))?\]")

@@ -66,7 +66,7 @@ PROGRESS: tuple[Pattern, ...] = (
     # A line that reports the training loss is a step done, whatever else it prints ("1336 Loss : 1.4608").
     # (timm pads the figure to its width, NaN included: "Loss:       nan (   nan)")
     Pattern("loss-line", r"(?:^|[^\w.'])[Ll]oss ?[:=] {0,12}(?:\d|nan\b|NaN\b)", "progress"),
-    Pattern("epoch", r"[Ee]poch[ =:]+\d+", "progress"),
+    Pattern("epoch", r"\b[Ee]poch[ =:]+\d+", "progress"),
     # MMCV/MMEngine: "Epoch [1][200/62598]", "Epoch(train) [1][200/1000]", "Iter(train) [200/1000]";
     # pytorch/examples' ProgressMeter: "Epoch: [0][ 10/5005]".
     Pattern("mm-epoch-iter", r"(?:[Ee]poch|Iter)(?:\((?:train|val)\))?:? {0,4}\[\d+(?:/\d+)?\](?:\[ *\d+/\d+\])?",
