@@ -10,6 +10,7 @@ from pathlib import Path
 
 from tests.conftest import run_cli
 from tests.helpers import diagnose_with
+from trainmedic.api import Diagnoser, Named
 
 WATCHDOG = ("[rank{r}]:[E1129 16:39:2{r}.217000 47{r} torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:632] "
             "[Rank {r}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1201, OpType=ALLREDUCE, "
@@ -264,3 +265,21 @@ def test_error_lines_on_every_rank_but_one_name_the_quiet_rank() -> None:
     d = diagnose_with("\n".join([*steps, *(err.format(r=r) for r in (1, 2, 3))]).encode() + b"\n")
     assert (d["primary"]["id"], d["primary"]["rank"]) == ("unclassified-failure/error-lines", 0)
     assert "printed none" in d["primary"]["why"]
+
+
+def test_ranks_in_different_collectives_are_read_across_per_rank_files() -> None:
+    """The same timeouts as one combined log or as one file per rank (torchrun --log-dir): rank 0 timed
+    out in an ALLREDUCE while the others waited in a BROADCAST; it took the other path."""
+    from trainmedic.evaluate.corpus import load_case
+    from trainmedic.logs.attribution import split_prefix
+
+    case = load_case(Path(__file__).resolve().parents[2] / "corpus" / "real"
+                     / "more22a-accelerate-epoch-end-rank0-allreduce-others-broadcast.yaml")
+    assert case.split == "dev"
+    files: dict[str, list[str]] = {}
+    for line in case.log.split("\n"):
+        rank = split_prefix(line).rank
+        files.setdefault(f"rank{rank}.log" if rank is not None else "launcher.log", []).append(line)
+    assert len(files) > 3
+    d = Diagnoser().diagnose([Named(name, ("\n".join(lines) + "\n").encode()) for name, lines in files.items()])
+    assert d.primary is not None and d.primary.id == "rank-desync/mismatched-collectives" and d.primary.rank == 0

@@ -283,17 +283,17 @@ Ops = dict[tuple[str, str], dict[int, Line]]  # (operation, size) -> rank -> its
 def collectives_that_differ(events: Sequence[Event]) -> list[tuple[int, Ops]]:
     """The timeouts ranks reported at one sequence number of one process group (-1: none printed, each
     rank's first), where they were not in the same collective; lowest sequence number first."""
-    # (path, process group, sequence number) -> ops: sequence numbers count per process group
-    # ("[PG 1 Rank 6]", "[PG ID 0 PG GUID 0(default_pg) Rank 2]").
-    ops: dict[tuple[str, str, int], Ops] = defaultdict(lambda: defaultdict(dict))
+    # (process group, sequence number) -> ops: sequence numbers count per process group ("[PG 1 Rank 6]",
+    # "[PG ID 0 PG GUID 0(default_pg) Rank 2]"), across the inputs: one file per rank is one run's logs.
+    ops: dict[tuple[str, int], Ops] = defaultdict(lambda: defaultdict(dict))
     for e in events:
         if e.role != "cascade" or e.rank is None:
             continue
         for ln in e.evidence[:4]:
             if m := _WORK.search(ln.text):
                 pg = _PG.search(ln.text)
-                ops[(e.path, pg[1] if pg else "", int(m[1]) if m[1] else -1)][(m[2], m[3] or "")].setdefault(e.rank, ln)
-    return [(seq, by_op) for (_, _, seq), by_op in sorted(ops.items(), key=lambda kv: kv[0][2]) if len(by_op) >= 2]
+                ops[(pg[1] if pg else "", int(m[1]) if m[1] else -1)][(m[2], m[3] or "")].setdefault(e.rank, ln)
+    return [(seq, by_op) for (_, seq), by_op in sorted(ops.items(), key=lambda kv: kv[0][1]) if len(by_op) >= 2]
 
 
 def odd_one(by_op: Ops) -> int | None:
