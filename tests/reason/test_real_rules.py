@@ -358,6 +358,14 @@ def test_a_workers_own_traceback_through_its_loop_is_the_datasets_exception() ->
     ("more31e-xla-kaggle-tpu-loss-reduce-rendezvous-socket-closed", "peer-connection-lost/store-lost"),
     # ATen's check of a device index the visible GPUs lack, in a vLLM engine actor
     ("more31h-openrlhf-vllm-engine-device-ge-num-gpus-assert", "cuda-visible-devices-error/invalid-device-ordinal"),
+    # a module without the name the code reads, with and without AttributeError's prefix; a stale DeepSpeed
+    # op module the same way (its own cause); `python -m` naming a module that is not installed
+    ("more31l-deepchem-tutorial-no-attribute-torchmodel-versions", "dependency-version-mismatch/api-changed"),
+    ("more31l-robomimic-diffusers-torch-no-float8-attribute", "dependency-version-mismatch/api-changed"),
+    ("fw-ds-cpu-adam-create-adam-stale", "deepspeed-failure/op-build-failure"),
+    ("more31l-nerfstudio-viewer-bridge-subprocess-no-module-server", "dependency-version-mismatch/module-missing"),
+    # CUDA's multinomial kernel on NaN probabilities: "Assertion `val >= zero` failed"
+    ("more31l-habitat-pointnav-ppo-reward-nan-multinomial-assert", "nan-loss/nonfinite-loss"),
 ])
 def test_metric_and_launcher_wordings_across_versions(case_id: str, cause: str) -> None:
     d = _diagnose(case_id)
