@@ -366,6 +366,13 @@ def test_a_workers_own_traceback_through_its_loop_is_the_datasets_exception() ->
     ("more31l-nerfstudio-viewer-bridge-subprocess-no-module-server", "dependency-version-mismatch/module-missing"),
     # CUDA's multinomial kernel on NaN probabilities: "Assertion `val >= zero` failed"
     ("more31l-habitat-pointnav-ppo-reward-nan-multinomial-assert", "nan-loss/nonfinite-loss"),
+    # Abseil's failure signal handler in a Ray worker ("*** SIGABRT received at time=..."), CPython's own fatal
+    # error ("Fatal Python error: PyCOND_WAIT(gil_cond) failed"), bitsandbytes missing its CUDA runtime,
+    # SageMaker's report that the user's script exited non-zero
+    ("more31k-ray-train-macos-gloo-uv-accept-sigabrt", "native-crash/abort"),
+    ("more31j-datasets-map-num-proc-fatal-gil-cond", "native-crash/abort"),
+    ("more31j-lora-scripts-ubuntu-bitsandbytes-cuda-setup-failed", "missing-cuda-libraries/library-not-found"),
+    ("more31k-sagemaker-maskrcnn-launch-ddp-calledprocesserror", "unclassified-failure/process-exited"),
 ])
 def test_metric_and_launcher_wordings_across_versions(case_id: str, cause: str) -> None:
     d = _diagnose(case_id)
