@@ -1402,3 +1402,9 @@ def test_a_rank_that_aborts_after_its_own_watchdog_timeout_died_of_the_timeout()
     # rank 7's watchdog timed out, it aborted, the launcher sent SIGTERM to 7 others and reported rank 7's -6
     d = _diagnose("more31e-discoscene-8xp40-broadcast-seq806-rank7-sigterm-others")
     assert d.primary is not None and d.primary.id == "nccl-timeout/watchdog-timeout"
+
+
+def test_an_announcement_right_above_its_traceback_is_that_traceback_s_exception() -> None:
+    # Hydra's "Error executing job with overrides: [...]", then the traceback that holds a known cause
+    d = _diagnose("more31i-gstarx-gcnconv-no-attribute-weight")
+    assert d.primary is not None and d.primary.id == "dependency-version-mismatch/api-changed"

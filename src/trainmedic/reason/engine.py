@@ -369,6 +369,14 @@ def _verdict(ctx: Context) -> Diagnosis:
     # reason after a task exited with its own error code is srun tearing the step down.)
     fallbacks = [e for e in initiating if e.cause in ctx.library.fallbacks]
     known = [e for e in initiating if e not in fallbacks]
+    # A line that announces an exception (Hydra's "Error executing job with overrides: [...]") right above the
+    # traceback that holds it is that exception's: the traceback's cause is the finding.
+    announced = [f for f in fallbacks if f.traceback is None and any(
+        k.traceback is not None and k.path == f.path and 0 < k.traceback.first_line - f.line <= SAME_MESSAGE
+        for k in known)]
+    if announced:
+        initiating = [e for e in initiating if e not in announced]
+        fallbacks = [e for e in fallbacks if e not in announced]
     if fallbacks and known and not all(e.ambiguous and _first([*fallbacks, e]) is not e for e in known):
         initiating = known
     if collateral_events:
