@@ -29,13 +29,12 @@ from trainmedic.model import (
     RankProgress,
     Verdict,
 )
-from trainmedic.reason import action, confidence, memory, notable, patterns, phase, ranks, templates
+from trainmedic.reason import action, confidence, exits, memory, notable, patterns, phase, ranks, templates
 from trainmedic.reason import facts as machine
 from trainmedic.reason.context import SAME_MESSAGE, Context
 from trainmedic.reason.events import (
     build_events,
     harmless_traceback,
-    is_at_exit,
     is_handled,
     is_precursor,
     pid_of,
@@ -343,17 +342,11 @@ def _verdict(ctx: Context) -> Diagnosis:
             f"{e.cause} at {_where(e)} was handled by the framework, and training went on" for e in caught[:5])))
     # A crash whose own message says the process was already on its way out (an abort whose "what():" is
     # CUDA's "driver shutting down"): a destructor ran after the runtime unloaded, once the work was done.
-    # (So is an exception that says so itself: "RuntimeError: CUDA error: driver shutting down".)
-    exiting = [m for s in ctx.scans for m in s.matches if is_at_exit(ctx.library, m)]
-    at_exit = [e for e in initiating if any(m.line.path == e.path and (
-        (e.cause in ctx.library.wrappers and 0 <= m.line.number - e.line <= SAME_MESSAGE)
-        or (e.cause in ctx.library.fallbacks and (any(ln.number == m.line.number for ln in e.evidence) or (
-            e.traceback is not None and e.traceback.first_line <= m.line.number <= e.traceback.last_line))))
-        for m in exiting)]
+    at_exit = [e for e in initiating if exits.explains(ctx.library, ctx.scans, e)]
     if at_exit:
         initiating = [e for e in initiating if e not in at_exit]
         base = replace(base, notes=(*base.notes, *(
-            f"{e.cause} at {_where(e)} happened while the process exited ({exiting[0].cause}): after its work "
+            f"{e.cause} at {_where(e)} happened while the process exited ({exits.CAUSE_WORDS}): after its work "
             "was done, not a failure of it" for e in at_exit[:5])))
     # An abort right below a traceback ("terminate called after throwing ..." under "RuntimeError: CUDA
     # error: ...") is the process dying of the exception just printed: the exception's line says more.
@@ -447,12 +440,7 @@ def _verdict(ctx: Context) -> Diagnosis:
     harmless = {(t.path, n) for s in ctx.scans for t in s.tracebacks if harmless_traceback(t)
                 for n in range(t.first_line - 1, t.last_line + 1)}
     # (Nor a crash at exit and the message that says so: "terminate called ..." above "driver shutting down".)
-    exit_lines = {(m.line.path, n) for s in ctx.scans for m in s.matches if is_at_exit(ctx.library, m)
-                  for n in range(m.line.number - SAME_MESSAGE, m.line.number + 1)}
-    exit_lines |= {(t.path, n) for s in ctx.scans for t in s.tracebacks
-                   if any(t.first_line <= m.line.number <= t.last_line and is_at_exit(ctx.library, m)
-                          for m in s.matches)
-                   for n in range(t.first_line - 1, t.last_line + 1)}
+    exit_lines = exits.lines(ctx.library, ctx.scans)
     logged = [t for s in ctx.scans for t in s.tracebacks if t.logged]
     if logged:
         base = replace(base, notes=(*base.notes, *(
