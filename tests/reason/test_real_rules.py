@@ -373,6 +373,9 @@ def test_a_workers_own_traceback_through_its_loop_is_the_datasets_exception() ->
     ("more31j-datasets-map-num-proc-fatal-gil-cond", "native-crash/abort"),
     ("more31j-lora-scripts-ubuntu-bitsandbytes-cuda-setup-failed", "missing-cuda-libraries/library-not-found"),
     ("more31k-sagemaker-maskrcnn-launch-ddp-calledprocesserror", "unclassified-failure/process-exited"),
+    # Ray's raylet on a worker that died under a task; TRL's check of the device it was told to put vLLM on
+    ("more31m-verl-grpo-raylet-worker-died-system-error", "unclassified-failure/process-exited"),
+    ("more31m-trl-grpo-vllm-device-cuda1-single-gpu", "cuda-visible-devices-error/invalid-device-ordinal"),
 ])
 def test_metric_and_launcher_wordings_across_versions(case_id: str, cause: str) -> None:
     d = _diagnose(case_id)
