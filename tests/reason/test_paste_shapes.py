@@ -78,3 +78,24 @@ def test_only_an_indentation_every_line_shares_is_a_paste_s() -> None:
     assert common_indent(b"    step 1\n      File x\n\n    KeyError: 'a'\n") == 4
     assert common_indent(b"step 1\n    File x\n") == 0  # a line at the margin: the log's own indentation
     assert common_indent(b"    only one line\n") == 0
+
+
+def test_a_line_no_exception_class_starts_is_not_a_traceback_s_exception() -> None:
+    cut = ('Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n    main()\n'
+           '  File "/opt/torch/utils/data/dataloader.py", line 1310, in _try_get_data\n'
+           "    data = self._data_queue.get(timeout=timeout)\n")
+    # a logger's lines below a traceback cut before its exception: the traceback stays cut
+    [tb] = Diagnoser().scan((cut + "wandb: Waiting for W&B process to finish... (success).\n"
+                             "wandb: Synced 5 W&B file(s), 0 media file(s)\n").encode())[0].tracebacks
+    assert tb.truncated and not tb.exceptions
+    # one worker's print among the frames is skipped, and the exception below it is read
+    [tb] = Diagnoser().scan((cut.replace("    main()\n", "    main()\n<_io.BufferedReader name='x.gw'>\n")
+                             + "KeyError: 'labels'\n").encode())[0].tracebacks
+    assert tb.exceptions == ("KeyError: 'labels'",)
+
+
+def test_a_stack_cut_by_another_process_s_lines_is_part_of_the_traceback_below_it() -> None:
+    # two workers' prints split the main process's traceback; its exception comes after them
+    case = load_case(REAL / "more18a-data-dewarping-worker-unpickling-gw-sample-truncated.yaml")
+    assert case.split == "dev"
+    assert _answer(case.log) == ("failure", "corrupt-sample/unpickle-error")

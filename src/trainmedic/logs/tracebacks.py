@@ -49,6 +49,7 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
     interrupted = False
     message_lines = 0
     bare_frame = False  # the last line was a frame line printed without indentation, its source not yet seen
+    foreign = 0  # lines in a row, among the frames, that no exception class starts
     for idx, raw in enumerate(lines):
         text = _text(raw)
         att = split_prefix(text)
@@ -74,6 +75,7 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
                 frames.append(stripped)
                 last = first_line + idx
                 bare_frame = False
+                foreign = 0
                 continue
             if bare_frame and not _EXCEPTION_LINE.match(stripped):
                 # A stack printer that indents nothing ("trainer.train()" under its unindented
@@ -104,6 +106,16 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
                 # record: "W0907 12:16:49 ... failed while ..."): a location someone printed, which
                 # raised nothing here.
                 break
+            if not _EXCEPTION_CLASS.match(stripped):
+                # No exception class starts the line (a worker's print, a logger's "wandb: ...", a
+                # warning's path, "terminate called ..."): another process's line interleaved, when frames
+                # follow it; two such lines in a row, the traceback was cut before its exception and the
+                # log goes on with something else.
+                foreign += 1
+                if foreign >= 2:
+                    break
+                continue
+            foreign = 0
             exceptions.append(stripped)
             last = first_line + idx
             state = "after"
@@ -152,6 +164,9 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
 _GLUED_FRAME = re.compile(r'File "[^"\n]{1,1000}", line \d{1,9}, in ')
 _EXCEPTION_START = re.compile(r"[A-Za-z_][\w.]{0,200}: ")  # "RuntimeError: ... File "code.py", line 3, in f"
 _EXCEPTION_LINE = re.compile(r"[A-Za-z_][\w.]{0,200}(?::|$)")  # "KeyError: 'x'", "KeyboardInterrupt"
+# What an exception line starts with: a class name (capitalised, or dotted with its module: "socket.timeout",
+# "_queue.Empty"), possibly in a paste's markdown bold or code marks.
+_EXCEPTION_CLASS = re.compile(r"(?:\*\*|`)?(?:[A-Z_]\w{0,200}|[A-Za-z_]\w{0,100}(?:\.\w{1,100}){1,10})(?::|\*\*|`|$)")
 
 
 # py-spy's frame lines: "    get (queue.py:170)", "    __next__ (torch/utils/data/dataloader.py:631)"
