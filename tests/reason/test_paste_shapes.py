@@ -21,6 +21,18 @@ def _each_line(prefix: Callable[[int], str]) -> Callable[[str], str]:
     return lambda log: "\n".join(prefix(i) + line for i, line in enumerate(log.split("\n")))
 
 
+# What torch prints at exit when a DataLoader iterator's destructor runs after its workers are gone.
+TEARDOWN = """Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x7f0a0c8e3d30>
+Traceback (most recent call last):
+  File "/usr/lib/python3/dist-packages/torch/utils/data/dataloader.py", line 1478, in __del__
+    self._shutdown_workers()
+  File "/usr/lib/python3/dist-packages/torch/utils/data/dataloader.py", line 1442, in _shutdown_workers
+    w.join(timeout=_utils.MP_STATUS_CHECK_INTERVAL)
+  File "/usr/lib/python3.10/multiprocessing/process.py", line 149, in join
+    res = self._popen.wait(timeout)
+AssertionError: can only test a child process
+"""
+
 SHAPES: dict[str, Callable[[str], str]] = {
     "crlf": lambda log: log.replace("\n", "\r\n"),
     "fenced": lambda log: "```\n" + log + "\n```",
@@ -29,6 +41,8 @@ SHAPES: dict[str, Callable[[str], str]] = {
     "ray task": _each_line(lambda i: "\x1b[36m(pid=4242)\x1b[0m "),
     "journalctl": _each_line(lambda i: f"May 05 21:53:{i % 60:02d} node1 python3[4242]: "),
     "indented code block": _each_line(lambda i: "    "),
+    # (what the process printed on its way out, below the rest)
+    "teardown at exit": lambda log: log.rstrip("\n") + "\n" + TEARDOWN,
     # (the same log after a stretch of training: an earlier epoch's bar above it)
     "after training": lambda log: "".join(f"Epoch 1:  {i}%|#   | {i * 10}/1000 [00:{i:02d}<01:30, 11.0it/s, loss=0.{90 - i}]\n"
                                           for i in range(1, 40, 4)) + log,
@@ -40,6 +54,7 @@ CASES = [
     "more28a-lte-killed-after-config-loaded",  # the shell's bare "Killed" ends its line
     "more31e-sentiment-discovery-3gpu-after-epoch1-gloo-read-timeout-allreduce",  # exception lines at the margin
     "fw-ckpt-zip-central-dir-after-disk-full",  # a config's "min_Epoch: 20" below the error is no epoch reached
+    "more26a-efficientteacher-store-barrier-worker-count-4-of-2",  # a store barrier the log ends waiting in
     "more30j-stargan-vc-hifigan-mels-epoch43-nan-inf",  # a metrics table's rows read NaN
     "more4-pytorch-dataloaderiter-del-every-epoch",  # an ignored teardown traceback, training goes on
     "dlw-hang-interrupt-19258",  # Ctrl-C over a run stuck in the DataLoader

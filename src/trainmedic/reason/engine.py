@@ -1010,7 +1010,11 @@ def _stuck_in_store_barrier(ctx: Context, base: Diagnosis) -> Diagnosis | None:
             continue
         lines = waits or joined
         last = max(ln.number for ln, _ in lines)
-        if last < s.lines - 5 or any(p.path == s.path and p.line > last for p in s.progress.values()):
+        # (what a stopped process prints on its way out, after it: Ctrl-C's traceback, a destructor's
+        # ignored exception, does not say the group formed)
+        exiting = sum(t.last_line - t.first_line + 2 for t in s.tracebacks
+                      if t.first_line > last and (t.ignored or t.interrupted))
+        if last < s.lines - 5 - exiting or any(p.path == s.path and p.line > last for p in s.progress.values()):
             continue  # the group formed and the run went on
         world = max(w[1] for _, w in lines)
         came = {w[0] for _, w in lines}

@@ -241,10 +241,11 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
         # (A frame a fingerprint names, a DataLoader worker's loop, says where an interrupted process was,
         # not that it failed there: Ctrl-C reaches every worker waiting on its queue.)
         # (A stack cut before its exception with a complete traceback after it is a piece of that one, split
-        # by another process's lines: what it raised is below, not a wait.)
+        # by another process's lines: what it raised is below, not a wait. Not a destructor's ignored one.)
         stalls = {i: waiting_event(library, tb, 0) for i, tb in enumerate(tbs) if (tb.interrupted or tb.truncated)
                   and not (tb.ignored and not tb.interrupted)
-                  and (tb.interrupted or not any(t.exceptions and t.first_line > tb.last_line for t in tbs[i + 1:]))
+                  and (tb.interrupted or not any(t.exceptions and not t.ignored and t.first_line > tb.last_line
+                                                 for t in tbs[i + 1:]))
                   and all(m.cause in library.fallbacks or (tb.interrupted and _frame_line(m.line.text))
                           for m in by_tb.get(i, ()))}
         waiting = {i for i, ev in stalls.items() if ev is not None or (tbs[i].truncated and i not in by_tb)}
