@@ -376,6 +376,9 @@ def test_a_workers_own_traceback_through_its_loop_is_the_datasets_exception() ->
     # Ray's raylet on a worker that died under a task; TRL's check of the device it was told to put vLLM on
     ("more31m-verl-grpo-raylet-worker-died-system-error", "unclassified-failure/process-exited"),
     ("more31m-trl-grpo-vllm-device-cuda1-single-gpu", "cuda-visible-devices-error/invalid-device-ordinal"),
+    # DeepSpeed's comm module before any process group; torch's index_put_ across dtypes
+    ("more31o-chinese-transformer-xl-deepspeed-backend-not-set", "rendezvous-failure/process-group-not-initialized"),
+    ("more31o-llamafactory-deepseek-v2-lite-lora-bf16-index-put-dtype", "dtype-mismatch/incompatible-dtypes"),
 ])
 def test_metric_and_launcher_wordings_across_versions(case_id: str, cause: str) -> None:
     d = _diagnose(case_id)
