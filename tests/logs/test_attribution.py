@@ -41,6 +41,8 @@ from trainmedic.logs.attribution import host_from_path, parse_time, rank_from_pa
         ("2024-05-05T21:53:01.022194123Z [rank3]: KeyError: 'x'", 3, None, "KeyError: 'x'"),
         (">   File \"train.py\", line 3, in <module>", None, None, '  File "train.py", line 3, in <module>'),
         ("May 05 21:53:01 node-7 python3[4242]: [rank2]: KeyError: 'x'", 2, "node-7", "KeyError: 'x'"),  # journalctl
+        ("[pod/train-worker-1/pytorch] KeyError: 'x'", None, "train-worker-1", "KeyError: 'x'"),  # kubectl --prefix
+        ("trainer-1  | KeyError: 'x'", None, "trainer-1", "KeyError: 'x'"),  # docker compose logs
         # a logger's own timestamp is the record's, not a carrier's (no zone): left in the text
         ("2024-05-05 21:53:43,022 - INFO - step 3", None, None, "2024-05-05 21:53:43,022 - INFO - step 3"),
     ],

@@ -41,6 +41,8 @@ SHAPES: dict[str, Callable[[str], str]] = {
     "ray task": _each_line(lambda i: "\x1b[36m(pid=4242)\x1b[0m "),
     "journalctl": _each_line(lambda i: f"May 05 21:53:{i % 60:02d} node1 python3[4242]: "),
     "indented code block": _each_line(lambda i: "    "),
+    "kubectl logs --prefix": _each_line(lambda i: "[pod/train-worker-0/pytorch] "),
+    "docker compose logs": _each_line(lambda i: "trainer-1  | "),
     # (what the process printed on its way out, below the rest)
     "teardown at exit": lambda log: log.rstrip("\n") + "\n" + TEARDOWN,
     # (the same log after a stretch of training: an earlier epoch's bar above it)

@@ -27,13 +27,18 @@ RAY_PREFIX = r"\((?:[A-Za-z_][\w.:-]{0,80} )?pid=\d{1,9}(?:, ip=([\d.]{7,15}))?\
 _RAY_PREFIX = re.compile(RAY_PREFIX)
 # What carries a log to the reader and puts before every line, the same on each: a markdown quote ("> "
 # when a reply quotes a log), the timestamp of a log collector (kubectl logs --timestamps, docker logs
-# -t, GitHub Actions, CloudWatch exports: RFC 3339 with its zone), and the journal's (journalctl's
-# "May 05 21:53:01 node1 python3[4242]: ", which names the host). Stripped before the launcher's
+# -t, GitHub Actions, CloudWatch exports: RFC 3339 with its zone), the journal's (journalctl's
+# "May 05 21:53:01 node1 python3[4242]: ", which names the host), kubectl's --prefix (the pod) and
+# docker compose's (the container). Stripped before the launcher's
 # prefixes, so a traceback read through them is still a traceback.
 CARRIER = (r"(?:>[ \t]?)+"
            r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d)[ \t]"
            r"|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d ([\w.-]{1,64}) "
-           r"[\w.@/-]{1,64}\[\d{1,9}\]: ")
+           r"[\w.@/-]{1,64}\[\d{1,9}\]: "
+           # kubectl logs --prefix: "[pod/trainer-worker-0/pytorch] ", the pod is the host; docker compose
+           # logs: "trainer-1  | ", the container
+           r"|\[pod/([\w.-]{1,253})/[\w.-]{1,63}\] "
+           r"|([a-z][\w.-]{0,62}-\d{1,3}) {1,40}\| ")
 _CARRIER = re.compile(CARRIER)
 # All of those a line may start with, for the patterns that must find a line's first word behind them
 # (a headless traceback's first frame, a metrics table's rows); split_prefix reads the same ones.
@@ -97,8 +102,8 @@ def split_prefix(text: str) -> Attribution:
     local = False
     carrier = _CARRIER.match(text)
     start = pos = carrier.end() if carrier else 0
-    if carrier is not None and carrier[1] is not None:
-        host = carrier[1]  # the journal's host field
+    if carrier is not None and (carrier[1] or carrier[2] or carrier[3]):
+        host = carrier[1] or carrier[2] or carrier[3]  # the journal's host field, kubectl's pod, compose's container
     ray = _RAY_PREFIX.match(text, pos)
     if ray:
         host, pos = ray[1] or host, ray.end()
