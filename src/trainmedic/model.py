@@ -387,6 +387,7 @@ class RankProgress:
     # before one of them did not end the run.
     rises: tuple[int, ...] = ()
     epoch: int | None = None  # the epoch its line names besides the step ("Epoch 3: 41/49 [...]", "epoch=7/10")
+    time: float | None = None  # the time its line carries (a timestamp before the line is not in `text`)
 
     def to_json(self) -> dict[str, Any]:
         return {"rank": self.rank, "step": self.step, "path": self.path, "line": self.line, "text": self.text}

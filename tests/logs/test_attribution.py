@@ -43,8 +43,12 @@ from trainmedic.logs.attribution import host_from_path, parse_time, rank_from_pa
         ("May 05 21:53:01 node-7 python3[4242]: [rank2]: KeyError: 'x'", 2, "node-7", "KeyError: 'x'"),  # journalctl
         ("[pod/train-worker-1/pytorch] KeyError: 'x'", None, "train-worker-1", "KeyError: 'x'"),  # kubectl --prefix
         ("trainer-1  | KeyError: 'x'", None, "trainer-1", "KeyError: 'x'"),  # docker compose logs
-        # a logger's own timestamp is the record's, not a carrier's (no zone): left in the text
-        ("2024-05-05 21:53:43,022 - INFO - step 3", None, None, "2024-05-05 21:53:43,022 - INFO - step 3"),
+        # a timestamp before every line (moreutils' ts, a logging handler's): the line's time, read from the
+        # whole line, and the text behind it
+        ("2024-05-05 21:53:43,022 - INFO - step 3", None, None, "INFO - step 3"),
+        ("[2024-05-05 21:53:43] Traceback (most recent call last):", None, None, "Traceback (most recent call last):"),
+        # near miss: a date inside the text is the text's
+        ("Saved checkpoint 2024-05-05 21:53:43 to out/", None, None, "Saved checkpoint 2024-05-05 21:53:43 to out/"),
     ],
 )
 def test_prefixes(line: str, rank: int | None, host: str | None, rest: str) -> None:

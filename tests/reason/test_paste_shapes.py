@@ -42,6 +42,7 @@ SHAPES: dict[str, Callable[[str], str]] = {
     "journalctl": _each_line(lambda i: f"May 05 21:53:{i % 60:02d} node1 python3[4242]: "),
     "indented code block": _each_line(lambda i: "    "),
     "kubectl logs --prefix": _each_line(lambda i: "[pod/train-worker-0/pytorch] "),
+    "ts": _each_line(lambda i: f"[2024-05-05 21:53:{i % 60:02d}] "),
     "docker compose logs": _each_line(lambda i: "trainer-1  | "),
     # (what the process printed on its way out, below the rest)
     "teardown at exit": lambda log: log.rstrip("\n") + "\n" + TEARDOWN,

@@ -28,11 +28,13 @@ _RAY_PREFIX = re.compile(RAY_PREFIX)
 # What carries a log to the reader and puts before every line, the same on each: a markdown quote ("> "
 # when a reply quotes a log), the timestamp of a log collector (kubectl logs --timestamps, docker logs
 # -t, GitHub Actions, CloudWatch exports: RFC 3339 with its zone), the journal's (journalctl's
-# "May 05 21:53:01 node1 python3[4242]: ", which names the host), kubectl's --prefix (the pod) and
-# docker compose's (the container). Stripped before the launcher's
-# prefixes, so a traceback read through them is still a traceback.
+# "May 05 21:53:01 node1 python3[4242]: ", which names the host), kubectl's --prefix (the pod),
+# docker compose's (the container), and a plain timestamp that a handler or moreutils' ts puts before every
+# line ("[2024-05-05 21:53:01] ", "2024-05-05 21:53:01,022 - "; the line's time is still read from it).
+# Stripped before the launcher's prefixes, so a traceback read through them is still a traceback.
 CARRIER = (r"(?:>[ \t]?)+"
            r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d)[ \t]"
+           r"|\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?\]?(?: -)? "
            r"|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d ([\w.-]{1,64}) "
            r"[\w.@/-]{1,64}\[\d{1,9}\]: "
            # kubectl logs --prefix: "[pod/trainer-worker-0/pytorch] ", the pod is the host; docker compose
@@ -51,8 +53,6 @@ _RANK_IN_TEXT = re.compile(r"\[Rank (\d{1,6})\]|\[rank=(\d{1,6})\] ")
 # A c10d message glued to the end of a progress bar that had no newline ("...66.12it/s][E
 # ProcessGroupNCCL.cpp:567] [Rank 1] Watchdog caught ..."): its own header still names the rank.
 _GLUED_RANK = re.compile(r"\[[EWIF][^\]\n]{0,60}\.cpp:\d{1,6}\] \[Rank (\d{1,6})\]")
-# A timestamp a logging handler puts before the launcher's prefix ("2024-11-20 14:37:16 [rank3]: ...").
-_LEADING_TIME = re.compile(r"\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?\]? ")
 # Where a launcher or a message names the rank that failed, in the words of each launcher and version:
 # torchrun's agent ("failed (exitcode: -9) local_rank: 1 (pid: 42)"), its summary ("rank: 3 (local_rank:
 # 3)"), mp.spawn ("process 3 terminated with signal SIGKILL"), DDP and NCCL messages ("for rank 2",
@@ -101,7 +101,7 @@ def split_prefix(text: str) -> Attribution:
     host: str | None = None
     local = False
     carrier = _CARRIER.match(text)
-    start = pos = carrier.end() if carrier else 0
+    pos = carrier.end() if carrier else 0
     if carrier is not None and (carrier[1] or carrier[2] or carrier[3]):
         host = carrier[1] or carrier[2] or carrier[3]  # the journal's host field, kubectl's pod, compose's container
     ray = _RAY_PREFIX.match(text, pos)
@@ -125,13 +125,6 @@ def split_prefix(text: str) -> Attribution:
                 break
         else:
             break
-    if rank is None and pos == start:
-        lead = _LEADING_TIME.match(text, pos)
-        if lead:
-            for rx in _RANK_PREFIXES[:4]:  # the bracketed ones (not srun -l's bare "3: ")
-                m = rx.match(text, lead.end())
-                if m:
-                    return Attribution(int(m.group(1)), host, text[m.end():], carried)
     rest = text[pos:]
     if rank is None:
         m = _RANK_IN_TEXT.search(rest, 0, 120) or _GLUED_RANK.search(rest, 0, 1000)

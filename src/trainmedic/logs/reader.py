@@ -688,7 +688,8 @@ class Reader:
             number = lines.number(start)
             if prev is None or prev.line <= number:
                 em = _EPOCH.search(att.rest)
-                now = RankProgress(rank, step, path, number, att.rest.strip()[:300], epoch=int(em[1]) if em else None)
+                now = RankProgress(rank, step, path, number, att.rest.strip()[:300], epoch=int(em[1]) if em else None,
+                                   time=parse_time(_decode(vis[:200])))
                 result.progress[rank] = _metrics(prev, now, att.rest[:2000])
         if bare_done and any(p.path == path and p.line > result.done_line for p in result.progress.values()):
             result.done, result.done_line = False, 0
@@ -860,7 +861,7 @@ def _metrics(prev: RankProgress | None, now: RankProgress, text: str) -> RankPro
     if prev is not None and _rose(prev, now):
         rises = (*rises[-(RISES_KEPT - 1):], now.line)
     return RankProgress(now.rank, now.step, now.path, now.line, now.text, data_time, step_time, timed,
-                        loss_min, loss_last, losses, spike, first_meters, nonfinite, rises, now.epoch)
+                        loss_min, loss_last, losses, spike, first_meters, nonfinite, rises, now.epoch, now.time)
 
 
 # A row of a metrics table, one figure per line as scripts print their dict of losses ("train/real     : nan",

@@ -80,7 +80,7 @@ def at_stop(d: Diagnosis, scans: Sequence[ScanResult]) -> Phase | None:
             step = saving[-1].step
     since = None
     if last is not None and when is not None:
-        then = parse_time(last.text)
+        then = last.time if last.time is not None else parse_time(last.text)
         if then is not None and when >= then:
             since = round(when - then, 1)
     summary = f"stopped during {LABELS[name]}"
