@@ -101,6 +101,7 @@ class Cause:
     data_wait_share: float | None = None  # metric lines where waiting for data takes this share of step time
     loss_jump: float | None = None  # a loss this many times the rank's earlier minimum, still there at the end
     loss_nonfinite: bool = False  # a loss that turned NaN or Inf in the metric lines and stayed so to the end
+    loss_vanished: bool = False  # a loss that fell straight to exactly 0 and stayed there to the end
     stack_waits: tuple[str, ...] = ()
     # A timeout raised inside one of these (`with torch_distributed_zero_first(rank):`, HF's
     # `main_process_first()`): the other ranks wait there while rank 0 does the work alone first.
@@ -125,7 +126,8 @@ class Cause:
     @property
     def metric_shaped(self) -> bool:
         """Read from a shape of the metric lines (reason/patterns.py), which needs no line of its own."""
-        return self.data_wait_share is not None or self.loss_jump is not None or self.loss_nonfinite
+        return (self.data_wait_share is not None or self.loss_jump is not None or self.loss_nonfinite
+                or self.loss_vanished)
 
     @property
     def lineless(self) -> bool:
@@ -388,6 +390,9 @@ class RankProgress:
     rises: tuple[int, ...] = ()
     epoch: int | None = None  # the epoch its line names besides the step ("Epoch 3: 41/49 [...]", "epoch=7/10")
     time: float | None = None  # the time its line carries (a timestamp before the line is not in `text`)
+    # (line, text, metric lines since) where the loss fell straight from a real value to exactly 0, when
+    # every later loss was 0 too: nothing trains any more (all labels masked, a loss replaced by 0).
+    vanished: tuple[int, str, int] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"rank": self.rank, "step": self.step, "path": self.path, "line": self.line, "text": self.text}
@@ -485,6 +490,7 @@ class ScanResult:
             progress={k: replace(p, path=at(p.path), line=num(p.line),
                                  spike=(num(p.spike[0]), p.spike[1], p.spike[2]) if p.spike else None,
                                  nonfinite=(num(p.nonfinite[0]), *p.nonfinite[1:]) if p.nonfinite else None,
+                                 vanished=(num(p.vanished[0]), *p.vanished[1:]) if p.vanished else None,
                                  rises=tuple(num(n) for n in p.rises))
                       for k, p in self.progress.items()},
             done_line=num(self.done_line) if self.done_line else 0,

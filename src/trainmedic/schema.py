@@ -158,6 +158,7 @@ class CauseSpec(_Strict):
     data_wait_share: float | None = Field(default=None, gt=0.0, lt=1.0)
     loss_jump: float | None = Field(default=None, gt=1.0)
     loss_nonfinite: bool = False
+    loss_vanished: bool = False
     stack_waits: list[str] = []
     main_first_frames: list[str] = []
     phrases: list[str] = []
@@ -175,10 +176,11 @@ class CauseSpec(_Strict):
     def _recognisable(self) -> CauseSpec:
         """A cause the reasoner can name: by a line (a fingerprint), by a shape of the metric lines, or
         as what another cause is after the run finished (`after_finish`)."""
-        shaped = self.data_wait_share is not None or self.loss_jump is not None or self.loss_nonfinite
+        shaped = (self.data_wait_share is not None or self.loss_jump is not None or self.loss_nonfinite
+                  or self.loss_vanished)
         if not self.fingerprints and not shaped and not self.after_finish and not self.store_overfull:
             raise ValueError("a cause needs a fingerprint, a metric shape (data_wait_share, loss_jump, "
-                             "loss_nonfinite), after_finish or store_overfull")
+                             "loss_nonfinite, loss_vanished), after_finish or store_overfull")
         return self
 
 
@@ -268,6 +270,7 @@ def _to_entry(spec: EntrySpec, source: str) -> Entry:
             data_wait_share=c.data_wait_share,
             loss_jump=c.loss_jump,
             loss_nonfinite=c.loss_nonfinite,
+            loss_vanished=c.loss_vanished,
             stack_waits=tuple(c.stack_waits),
             main_first_frames=tuple(c.main_first_frames),
             phrases=tuple(c.phrases),

@@ -1414,3 +1414,13 @@ def test_an_announcement_right_above_its_traceback_is_that_traceback_s_exception
     # Hydra's "Error executing job with overrides: [...]", then the traceback that holds a known cause
     d = _diagnose("more31i-gstarx-gcnconv-no-attribute-weight")
     assert d.primary is not None and d.primary.id == "dependency-version-mismatch/api-changed"
+
+
+def test_a_loss_that_falls_straight_to_zero_and_stays_there_is_a_metric_anomaly() -> None:
+    d = _diagnose("more31o-moe-llava-loss-drops-to-zero-after-first-step")  # 2.1559, then 0.0 five times
+    assert d.primary is not None and d.primary.id == "unclassified-failure/metric-anomaly"
+    assert "exactly 0" in d.primary.why
+    # Near miss: a loss that decreased by degrees is printed rounded to 0.0000 at the end, and trains on.
+    steps = [2.1, 0.9, 0.2, 0.03, 0.004, 0.0, 0.0, 0.0, 0.0]
+    log = "".join(f"{{'loss': {x}, 'learning_rate': 1e-05, 'epoch': {i / 10}}}\n" for i, x in enumerate(steps))
+    assert Diagnoser().diagnose(log.encode()).verdict == "healthy"

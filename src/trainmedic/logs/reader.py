@@ -817,6 +817,9 @@ class _TailLines:
                     att.host, parse_time(text))
 
 
+VANISHED_FROM = 0.01  # a loss at least this large, then exactly 0: not a small loss printed rounded to 0.0000
+
+
 def _metrics(prev: RankProgress | None, now: RankProgress, text: str) -> RankProgress:
     """Carry a rank's running metric figures over to its newest progress line, adding this line's.
     (Built in one go: this runs for every progress line of every input's tail.)"""
@@ -844,6 +847,7 @@ def _metrics(prev: RankProgress | None, now: RankProgress, text: str) -> RankPro
         if data is not None and step is not None:
             step_time, data_time, timed = step_time + float(step[1]), data_time + float(data[1]), timed + 1
     nonfinite = prev.nonfinite if prev else None
+    vanished = prev.vanished if prev else None
     loss_m = _LOSS.search(text)
     if _LOSS_NONFINITE.search(text) is not None:
         # the first of the trailing run of non-finite lines, and how many lines the run has
@@ -851,6 +855,12 @@ def _metrics(prev: RankProgress | None, now: RankProgress, text: str) -> RankPro
     elif loss_m is not None:
         nonfinite = None
         loss = float(loss_m[1])
+        if loss != 0.0:
+            vanished = None
+        elif vanished is not None:
+            vanished = (vanished[0], vanished[1], vanished[2] + 1)
+        elif loss_last is not None and loss_last >= VANISHED_FROM:
+            vanished = (now.line, now.text, 1)  # straight from a real loss to exactly 0 (not rounded down)
         if loss_min is not None and losses >= 3 and loss_min > 0:
             ratio = loss / loss_min
             if spike is None or ratio > spike[2]:
@@ -861,7 +871,8 @@ def _metrics(prev: RankProgress | None, now: RankProgress, text: str) -> RankPro
     if prev is not None and _rose(prev, now):
         rises = (*rises[-(RISES_KEPT - 1):], now.line)
     return RankProgress(now.rank, now.step, now.path, now.line, now.text, data_time, step_time, timed,
-                        loss_min, loss_last, losses, spike, first_meters, nonfinite, rises, now.epoch, now.time)
+                        loss_min, loss_last, losses, spike, first_meters, nonfinite, rises, now.epoch, now.time,
+                        vanished)
 
 
 # A row of a metrics table, one figure per line as scripts print their dict of losses ("train/real     : nan",

@@ -420,7 +420,8 @@ def _verdict(ctx: Context) -> Diagnosis:
     if collateral_events:
         return _cascade_only(ctx, base, collateral_events, progress)
     found = [f for f in (patterns.nonfinite(ctx.library, progress), patterns.loss_jumped(ctx.library, progress),
-                         patterns.starved(ctx.library, progress)) if f is not None]
+                         patterns.vanished(ctx.library, progress), patterns.starved(ctx.library, progress))
+             if f is not None]
     gone = [f for f in found if not f.failed]
     if gone:
         base = replace(base, notes=(*base.notes, *(f"{f.why} at {f.progress.path}:{f.line}; training went on"

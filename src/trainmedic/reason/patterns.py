@@ -19,6 +19,7 @@ from trainmedic.model import Cause, RankProgress
 MIN_TIMED = 3  # metric lines with both times before a share means anything
 RECOVERED = 10.0  # a loss back within this factor of its earlier minimum has recovered
 NONFINITE_LINES = 2  # metric lines in a row, to the last, before a non-finite loss is where the run ended
+VANISHED_LINES = 3  # metric lines in a row at exactly 0, to the last, before a loss has vanished
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,22 @@ def nonfinite(library: Library, progress: dict[int | None, RankProgress]) -> Pat
     why = (f"the loss turned non-finite at {first.path}:{line} and every later metric line of "
            + ("the run" if first.rank is None else f"rank {first.rank}")
            + " kept it so: training went on computing nothing")
+    return Pattern(cause.full_id, first, line, text, why, failed=True)
+
+
+def vanished(library: Library, progress: dict[int | None, RankProgress]) -> Pattern | None:
+    """The rank whose loss fell straight from a real value to exactly 0 and stayed 0 for the last
+    VANISHED_LINES metric lines or more: nothing contributes to it any more (every label masked, a
+    skipped or replaced loss). A loss that decreased to 0 by degrees is printed rounded, not this."""
+    cause = next((c for c in _claiming(library) if c.loss_vanished), None)
+    stuck = [p for p in progress.values() if p.vanished is not None and p.vanished[2] >= VANISHED_LINES]
+    if cause is None or not stuck:
+        return None
+    first = min(stuck, key=lambda p: (p.path, p.vanished[0] if p.vanished else 0))
+    assert first.vanished is not None
+    line, text, n = first.vanished
+    why = (f"the loss fell straight to exactly 0 at {first.path}:{line} and stayed 0 for {n} metric lines to the "
+           "end: nothing trains any more (every label masked or ignored, or a loss replaced by 0)")
     return Pattern(cause.full_id, first, line, text, why, failed=True)
 
 

@@ -45,6 +45,7 @@ def cause_markdown(entry: Entry, cause: Cause) -> str:
         out += ["## Prevention\n", "".join(f"- {p}\n" for p in cause.prevention)]
     read_from = [
         *(["a loss (or gradient norm) that turns NaN or Inf and stays so"] if cause.loss_nonfinite else []),
+        *(["a loss that falls straight to exactly 0 and stays there"] if cause.loss_vanished else []),
         *([f"a loss {cause.loss_jump} times its earlier minimum, still there at the end"] if cause.loss_jump else []),
         *([f"steps that spend {cause.data_wait_share:.0%} of their time or more waiting for data"]
           if cause.data_wait_share else []),
