@@ -10,7 +10,7 @@ summed data and step times, the loss's minimum and largest jump, where it turned
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from trainmedic.catalog import Library
@@ -39,17 +39,29 @@ def _claiming(library: Library) -> Iterator[Cause]:
     yield from (c for c in causes if c.fallback)
 
 
+Run = tuple[int, str, int]  # (line, text, metric lines since) of a trailing run of one loss shape
+
+
+def _earliest_run(library: Library, progress: dict[int | None, RankProgress], claims: Callable[[Cause], bool],
+                  run: Callable[[RankProgress], Run | None], at_least: int) -> tuple[Cause, RankProgress, Run] | None:
+    """The first cause that claims a shape, and the rank whose trailing run of it (to the last metric
+    line, at least `at_least` lines long) started earliest."""
+    cause = next((c for c in _claiming(library) if claims(c)), None)
+    stuck = [(p, r) for p in progress.values() if (r := run(p)) is not None and r[2] >= at_least]
+    if cause is None or not stuck:
+        return None
+    first, r = min(stuck, key=lambda pr: (pr[0].path, pr[1][0]))
+    return cause, first, r
+
+
 def nonfinite(library: Library, progress: dict[int | None, RankProgress]) -> Pattern | None:
     """The rank whose loss turned NaN or Inf earliest and never came back, over two metric lines or
     more, for the first cause that claims the shape. A loss that came back finite was one bad batch,
     not this; one last line alone may be that batch too."""
-    cause = next((c for c in _claiming(library) if c.loss_nonfinite), None)
-    stuck = [p for p in progress.values() if p.nonfinite is not None and p.nonfinite[2] >= NONFINITE_LINES]
-    if cause is None or not stuck:
+    found = _earliest_run(library, progress, lambda c: c.loss_nonfinite, lambda p: p.nonfinite, NONFINITE_LINES)
+    if found is None:
         return None
-    first = min(stuck, key=lambda p: (p.path, p.nonfinite[0] if p.nonfinite else 0))
-    assert first.nonfinite is not None
-    line, text, _ = first.nonfinite
+    cause, first, (line, text, _) = found
     why = (f"the loss turned non-finite at {first.path}:{line} and every later metric line of "
            + ("the run" if first.rank is None else f"rank {first.rank}")
            + " kept it so: training went on computing nothing")
@@ -60,13 +72,10 @@ def vanished(library: Library, progress: dict[int | None, RankProgress]) -> Patt
     """The rank whose loss fell straight from a real value to exactly 0 and stayed 0 for the last
     VANISHED_LINES metric lines or more: nothing contributes to it any more (every label masked, a
     skipped or replaced loss). A loss that decreased to 0 by degrees is printed rounded, not this."""
-    cause = next((c for c in _claiming(library) if c.loss_vanished), None)
-    stuck = [p for p in progress.values() if p.vanished is not None and p.vanished[2] >= VANISHED_LINES]
-    if cause is None or not stuck:
+    found = _earliest_run(library, progress, lambda c: c.loss_vanished, lambda p: p.vanished, VANISHED_LINES)
+    if found is None:
         return None
-    first = min(stuck, key=lambda p: (p.path, p.vanished[0] if p.vanished else 0))
-    assert first.vanished is not None
-    line, text, n = first.vanished
+    cause, first, (line, text, n) = found
     why = (f"the loss fell straight to exactly 0 at {first.path}:{line} and stayed 0 for {n} metric lines to the "
            "end: nothing trains any more (every label masked or ignored, or a loss replaced by 0)")
     return Pattern(cause.full_id, first, line, text, why, failed=True)
