@@ -1,8 +1,8 @@
 """The same log reaches trainmedic in the shapes people and tools give it: with Windows line ends, inside
-a markdown fence or indented as a code block, quoted in a reply, behind a log collector's or the journal's timestamps or Ray's task
-prefix. The
-answer must not change with the shape. Each case is a real log of the corpus's dev split whose answer
-changed with one of these shapes before the reader learnt it."""
+a markdown fence or indented as a code block, copied from a web page, quoted in a reply, behind a log
+collector's, the journal's, kubectl's, docker compose's or a handler's prefix or Ray's task prefix, after
+other output or before a teardown. The answer must not change with the shape. Each case is a real log of
+the corpus's dev split whose answer changed with one of these shapes before the reader learnt it."""
 
 from __future__ import annotations
 
@@ -35,6 +35,8 @@ AssertionError: can only test a child process
 
 SHAPES: dict[str, Callable[[str], str]] = {
     "crlf": lambda log: log.replace("\n", "\r\n"),
+    # copied from a web page's prose: no-break spaces, curly quotes
+    "web typography": lambda log: log.replace(" ", "\u00a0").replace("'", "\u2019"),
     "fenced": lambda log: "```\n" + log + "\n```",
     "quoted": _each_line(lambda i: "> "),
     "kubectl --timestamps": _each_line(lambda i: f"2024-05-05T21:53:{i % 60:02d}.022194123Z "),
@@ -58,6 +60,7 @@ CASES = [
     "more31e-sentiment-discovery-3gpu-after-epoch1-gloo-read-timeout-allreduce",  # exception lines at the margin
     "fw-ckpt-zip-central-dir-after-disk-full",  # a config's "min_Epoch: 20" below the error is no epoch reached
     "more26a-efficientteacher-store-barrier-worker-count-4-of-2",  # a store barrier the log ends waiting in
+    "more31j-whisper-finetune-seq2seq-args-evaluation-strategy",  # a forum's curly quotes around the argument
     "more30j-stargan-vc-hifigan-mels-epoch43-nan-inf",  # a metrics table's rows read NaN
     "more4-pytorch-dataloaderiter-del-every-epoch",  # an ignored teardown traceback, training goes on
     "dlw-hang-interrupt-19258",  # Ctrl-C over a run stuck in the DataLoader

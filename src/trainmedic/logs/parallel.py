@@ -139,7 +139,7 @@ def scan_range(reader: Reader, source: Source, start: int, end: int, last: bool)
     """Scan bytes [start, end) of a plain file, as part of a whole-file scan."""
     assert source.path is not None
     result = Found(source)
-    state = ScanState(reader, result, rank_from_path(source.name), host_from_path(source.name), dedent=False)
+    state = ScanState(reader, result, rank_from_path(source.name), host_from_path(source.name), pasted=False)
     with source.path.open("rb") as f:
         if start:
             f.seek(max(0, start - BEHIND))
@@ -230,7 +230,7 @@ def scan_parallel(reader: Reader, source: Source, on_bytes: Callable[[int], None
         return None
     # The first range also does the binary check; scan it here while the others run in their processes.
     first_state = ScanState(reader, Found(source), rank_from_path(source.name), host_from_path(source.name),
-                            dedent=False)
+                            pasted=False)
     args: list[tuple[Any, ...]] = [(source.name, str(source.path), cuts[i], cuts[i + 1], i == len(cuts) - 2)
                                    for i in range(1, len(cuts) - 1)]
     if use_fork:

@@ -906,6 +906,12 @@ def _rose(prev: RankProgress, now: RankProgress) -> bool:
     return prev.step is not None and now.step is not None and now.step > prev.step
 
 
+# A web page's typography in place of what the program printed: no-break space, curly single and double quotes.
+_TYPOGRAPHY = {b"\xc2\xa0": b" ", b"\xe2\x80\x98": b"'", b"\xe2\x80\x99": b"'", b"\xe2\x80\x9c": b'"',
+               b"\xe2\x80\x9d": b'"'}
+_TYPOGRAPHY_RX = re.compile(b"|".join(re.escape(k) for k in _TYPOGRAPHY))
+
+
 def common_indent(head: bytes) -> int:
     """The spaces every complete, non-blank line of the head starts with (2 to 16; 0 for fewer than
     two such lines, or none in common): the indentation of a paste as a whole."""
@@ -923,7 +929,7 @@ class ScanState:
     SNIFF = 65536
 
     def __init__(self, reader: Reader, result: Found, file_rank: int | None, file_host: str | None, *,
-                 dedent: bool = True) -> None:
+                 pasted: bool = True) -> None:
         self.reader = reader
         self.result = result
         self.file_rank = file_rank
@@ -941,10 +947,13 @@ class ScanState:
         self._hits: Counter[int] = Counter()
         self._finished = False
         self._limit: int | None = None  # scan only this many bytes; what follows is look-ahead
-        # A paste indented as a whole (a markdown code block, a quoted mail) is read without that indentation,
-        # as the head shows it; never in a range scan, whose other ranges cannot see the head.
-        self._dedent_allowed = dedent
+        # What a paste carries that the program never printed, as the head shows it: an indentation of the
+        # whole (a markdown code block, a quoted mail), a web page's typography (no-break spaces, curly
+        # quotes: a module's name in U+2018 and U+2019, copied from a forum's prose). Never in a range scan, whose other
+        # ranges cannot see the head.
+        self._paste_allowed = pasted
         self._dedent: re.Pattern[bytes] | None = None
+        self._typography = False
 
     def start_at(self, offset: int, behind: bytes) -> None:
         """Scan a range of a file that starts at `offset` (a line start), `behind` being the bytes before it.
@@ -990,10 +999,13 @@ class ScanState:
     def _sniff(self, head: bytes) -> None:
         if looks_binary(head[: self.SNIFF]):
             raise InputError(f"{self.result.source.name}: looks like a binary file, not a log")
-        indent = common_indent(head[: self.SNIFF]) if self._dedent_allowed else 0
+        indent = common_indent(head[: self.SNIFF]) if self._paste_allowed else 0
         self._dedent = re.compile(rb"^ {1,%d}" % indent, re.M) if indent else None
+        self._typography = self._paste_allowed and any(c in head[: self.SNIFF] for c in _TYPOGRAPHY)
 
     def _enqueue(self, block: bytes) -> None:
+        if self._typography:
+            block = _TYPOGRAPHY_RX.sub(lambda m: _TYPOGRAPHY[m[0]], block)
         if self._dedent is not None:
             block = self._dedent.sub(b"", block)
         self._queue.append(block)
