@@ -47,6 +47,7 @@ from trainmedic.logs.attribution import host_from_path, parse_time, rank_from_pa
         # whole line, and the text behind it
         ("2024-05-05 21:53:43,022 - INFO - step 3", None, None, "INFO - step 3"),
         ("[2024-05-05 21:53:43] Traceback (most recent call last):", None, None, "Traceback (most recent call last):"),
+        ("2024-11-20 14:37:16 1000: train loss 0.3", None, None, "1000: train loss 0.3"),  # a step, not srun's rank
         # near miss: a date inside the text is the text's
         ("Saved checkpoint 2024-05-05 21:53:43 to out/", None, None, "Saved checkpoint 2024-05-05 21:53:43 to out/"),
     ],

@@ -108,13 +108,16 @@ def split_prefix(text: str) -> Attribution:
     if ray:
         host, pos = ray[1] or host, ray.end()
     carried = carrier is not None or ray is not None
+    # After a timestamp, a bare "12: " is the line's own words (a step, a count), never srun -l's prefix.
+    stamped = carrier is not None and carrier[0].lstrip("[")[:1].isdigit()
+    prefixes = _RANK_PREFIXES[:-1] if stamped else _RANK_PREFIXES
     for _ in range(3):  # at most host + rank + a repeated rank prefix
         m = _HOST_PREFIX.match(text, pos) if host is None and rank is None else None
         if m and not _NOT_HOSTS.fullmatch(m.group(1)):
             host = m.group(1)
             pos = m.end()
             continue
-        for rx in _RANK_PREFIXES:
+        for rx in prefixes:
             m = rx.match(text, pos)
             if m:
                 # torchrun's tee prefix "[default0]:" counts local ranks; a "[rank12]:" after it is global.
