@@ -342,7 +342,7 @@ def _verdict(ctx: Context) -> Diagnosis:
             f"{e.cause} at {_where(e)} was handled by the framework, and training went on" for e in caught[:5])))
     # A crash whose own message says the process was already on its way out (an abort whose "what():" is
     # CUDA's "driver shutting down"): a destructor ran after the runtime unloaded, once the work was done.
-    at_exit = [e for e in initiating if exits.explains(ctx.library, ctx.scans, e)]
+    at_exit = exits.explained(ctx.library, ctx.scans, initiating)
     if at_exit:
         initiating = [e for e in initiating if e not in at_exit]
         base = replace(base, notes=(*base.notes, *(
@@ -377,19 +377,7 @@ def _verdict(ctx: Context) -> Diagnosis:
         # ranks report: it may well be one more of their errors, cut off.
         initiating = [e for e in initiating
                       if not (e.traceback is not None and e.traceback.truncated and e.cause in ctx.library.fallbacks)]
-        # The root beats its echo: a process abort ("terminate called after throwing ...") printed right
-        # after a collective timeout (or on its line, in a paste that lost its breaks) took that process
-        # down is how the timeout ended it; so is one whose "what():" on the next lines is the timeout.
-        # A rank's death with no message of its own (the launcher's "exitcode: -6" for it) after that rank's
-        # own collective timeout is the watchdog taking it down, however many teardown lines came between.
-        initiating = [e for e in initiating if not (e.cause in ctx.library.wrappers and any(
-            c.path == e.path
-            and ((0 <= e.line - c.line <= SAME_MESSAGE and c.rank in (e.rank, None))
-                 or (c.role == "cascade" and 0 < c.line - e.line <= _WHAT_LINES and (c.rank in (e.rank, None)
-                                                                                    or e.rank is None)))
-            for c in collateral_events)) and not (e.cause in ctx.library.deaths and e.rank is not None and any(
-                c.path == e.path and c.role == "cascade" and c.rank == e.rank and c.line < e.line
-                for c in collateral_events))]
+        initiating = [e for e in initiating if not any(_death_by(ctx, e, c) for c in collateral_events)]
     # A weak, ambiguous signal (a tokenizers fork warning, a recompile limit) never outranks a real
     # error; and when training went on after it, it was a warning, not the failure.
     weak = [e for e in initiating if e.ambiguous and e.weight < WEAK]
@@ -843,6 +831,23 @@ def _still_busy(progress: dict[int | None, RankProgress], first: Event) -> RankP
     """Progress no rank prefix claims, printed in the same file at or after the first timeout."""
     p = progress.get(None)
     return p if p is not None and p.path == first.path and p.line >= first.line and p.step != 0 else None
+
+
+def _death_by(ctx: Context, e: Event, c: Event) -> bool:
+    """The root beats its echo: a process abort ("terminate called after throwing ...") printed right
+    after a collective timeout (or on its line, in a paste that lost its breaks) is how the timeout ended
+    that process; so is one whose "what():" on the next lines is the timeout. A rank's death with no
+    message of its own (the launcher's "exitcode: -6" for it) after that rank's own collective timeout is
+    the watchdog taking it down, however many teardown lines came between."""
+    if c.path != e.path:
+        return False
+    if e.cause in ctx.library.wrappers and (
+            (0 <= e.line - c.line <= SAME_MESSAGE and c.rank in (e.rank, None))
+            or (c.role == "cascade" and 0 < c.line - e.line <= _WHAT_LINES
+                and (c.rank in (e.rank, None) or e.rank is None))):
+        return True
+    return (e.cause in ctx.library.deaths and e.rank is not None and c.role == "cascade" and c.rank == e.rank
+            and c.line < e.line)
 
 
 def _with_exception_above(ctx: Context, e: Event, events: list[Event]) -> Event:

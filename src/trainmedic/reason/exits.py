@@ -18,18 +18,20 @@ def _matches(library: Library, scans: Sequence[ScanResult]) -> list[Match]:
     return [m for s in scans for m in s.matches if is_at_exit(library, m)]
 
 
-def explains(library: Library, scans: Sequence[ScanResult], e: Event) -> bool:
-    """Whether an exit-time message explains the event: the abort whose "what():" it is (a wrapper just
-    above it), or an exception that says it (its own line, or inside its traceback)."""
-    for m in _matches(library, scans):
-        if m.line.path != e.path:
-            continue
-        if e.cause in library.wrappers and 0 <= m.line.number - e.line <= SAME_MESSAGE:
-            return True
-        if e.cause in library.fallbacks and (any(ln.number == m.line.number for ln in e.evidence) or (
-                e.traceback is not None and e.traceback.first_line <= m.line.number <= e.traceback.last_line)):
-            return True
-    return False
+def explained(library: Library, scans: Sequence[ScanResult], events: Sequence[Event]) -> list[Event]:
+    """The events an exit-time message explains: the abort whose "what():" it is (a wrapper just above
+    it), or an exception that says it (its own line, or inside its traceback)."""
+    found = _matches(library, scans)
+    return [e for e in events if found and any(_explains(library, m, e) for m in found)]
+
+
+def _explains(library: Library, m: Match, e: Event) -> bool:
+    if m.line.path != e.path:
+        return False
+    if e.cause in library.wrappers and 0 <= m.line.number - e.line <= SAME_MESSAGE:
+        return True
+    return e.cause in library.fallbacks and (any(ln.number == m.line.number for ln in e.evidence) or (
+        e.traceback is not None and e.traceback.first_line <= m.line.number <= e.traceback.last_line))
 
 
 def lines(library: Library, scans: Sequence[ScanResult]) -> set[tuple[str, int]]:

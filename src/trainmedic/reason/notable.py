@@ -8,7 +8,7 @@ timeout) count once, so the three lines quoted are three different things the ru
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from trainmedic.model import Notable, RankProgress, ScanResult
 
@@ -53,20 +53,23 @@ def every(scans: Sequence[ScanResult]) -> list[Notable]:
     return [n for s in scans for n in _own(s) if _IGNORED not in n.line.text]
 
 
-def after_progress(scans: Sequence[ScanResult], progress: dict[int | None, RankProgress]) -> list[Notable]:
-    """Notable lines that no progress of their rank (or, unranked, of their file) follows, in order."""
-    out: list[Notable] = []
+def _with_last_progress(scans: Sequence[ScanResult],
+                        progress: dict[int | None, RankProgress]) -> Iterator[tuple[Notable, int]]:
+    """Each notable line outside tracebacks with the line of its rank's last progress (or, unranked,
+    its file's; 0 for none)."""
     for s in scans:
         last_any = max((p.line for p in progress.values() if p.path == s.path), default=0)
         for n in _own(s):
-            if _IGNORED in n.line.text:
-                continue
             mine = progress.get(n.line.rank) if n.line.rank is not None else None
-            last = mine.line if mine is not None and mine.path == s.path else last_any
-            # (a crash glued to the progress line a bar was redrawing: "... 11/56 [00:02<00:08]Segmentation
-            # fault (core dumped)" is after that progress)
-            if n.line.number > last or (n.line.number == last and n.severity >= 3):
-                out.append(n)
+            yield n, mine.line if mine is not None and mine.path == s.path else last_any
+
+
+def after_progress(scans: Sequence[ScanResult], progress: dict[int | None, RankProgress]) -> list[Notable]:
+    """Notable lines that no progress of their rank (or, unranked, of their file) follows, in order."""
+    # (a crash glued to the progress line a bar was redrawing: "... 11/56 [00:02<00:08]Segmentation
+    # fault (core dumped)" is after that progress)
+    out = [n for n, last in _with_last_progress(scans, progress) if _IGNORED not in n.line.text
+           and (n.line.number > last or (n.line.number == last and n.severity >= 3))]
     return sorted(out, key=lambda n: (n.line.time is None, n.line.time or 0.0, n.line.path, n.line.number))
 
 
@@ -75,15 +78,8 @@ def went_on_after(scans: Sequence[ScanResult], progress: dict[int | None, RankPr
     a message the run already printed and trained on after (a tracker's failed upload) did not stop it
     when it comes once more at the end. Never a fatal one (a crash, a kill): each ends its process, and
     a log may hold several runs."""
-    out: set[str] = set()
-    for s in scans:
-        last_any = max((p.line for p in progress.values() if p.path == s.path), default=0)
-        for n in _own(s):
-            mine = progress.get(n.line.rank) if n.line.rank is not None else None
-            last = mine.line if mine is not None and mine.path == s.path else last_any
-            if n.line.number < last and n.severity < 3:
-                out.add(template(n.line.text))
-    return out
+    return {template(n.line.text) for n, last in _with_last_progress(scans, progress)
+            if n.line.number < last and n.severity < 3}
 
 
 def quoted(lines: Sequence[Notable]) -> list[Notable]:
