@@ -34,6 +34,8 @@ MORE_SPECIFIC = {
     # Alone, with neither torch 1.7's unpack nor a persistent reset in sight, the pin-memory thread died of
     # something its own traceback would name: an exception no fingerprint explains.
     ("dataloader-worker-failure/pin-memory-persistent-workers-resume", "unclassified-failure/uncaught-exception"),
+    # Alone, with no NCCL frame or word in sight, UCX's report of a SIGBUS is a native bus error.
+    ("nccl-error/shm-too-small", "native-crash/bus-error"),
 }
 
 

@@ -120,3 +120,41 @@ def test_a_stack_cut_by_another_process_s_lines_is_part_of_the_traceback_below_i
     case = load_case(REAL / "more18a-data-dewarping-worker-unpickling-gw-sample-truncated.yaml")
     assert case.split == "dev"
     assert _answer(case.log) == ("failure", "corrupt-sample/unpickle-error")
+
+
+def test_a_paste_a_terminal_hard_wrapped_is_read_as_the_program_printed_it() -> None:
+    # srun's output copied from a 120-column terminal: the heartbeat monitor's one line is six pieces
+    case = load_case(REAL / "more32b-atmorep-srun-task6-nccl-heartbeat-watchdog-stuck.yaml")
+    assert case.split == "dev"
+    assert _answer(case.log) == ("failure", "nccl-timeout/heartbeat-timeout")
+    # and the same for logs pasted whole, wrapped here at the widths terminals have
+    from trainmedic.logs.reader import wrap_width
+
+    for case_id in ("more13a-hf-accelerate-validation-broadcast-watchdog",
+                    "more11a-slurm-llm-training-allreduce-numel1-watchdog-resources-held"):
+        case = load_case(REAL / f"{case_id}.yaml")
+        assert case.split == "dev"
+        for width in (100, 120, 160):
+            wrapped = "\n".join(line[i:i + width] for line in case.log.split("\n")
+                                for i in range(0, max(len(line), 1), width))
+            assert wrap_width(wrapped.encode()) == width
+            assert _answer(wrapped) == _answer(case.log)
+
+
+def test_only_pieces_of_one_width_that_split_words_are_a_hard_wrap() -> None:
+    from trainmedic.logs.reader import wrap_width
+
+    text = ("RuntimeError: DataLoader worker (pid 4242) is killed by signal: Killed. Details are lost due to "
+            "multiprocessing. Rerunning with num_workers=0 may give better error trace. Then the watchdog "
+            "caught collective operation timeout: WorkNCCL(SeqNum=4, OpType=BROADCAST) ran for 1800010 ms")
+    wrapped = "\n".join(text[i:i + 90] for i in range(0, len(text), 90)) + "\nKilled\n"
+    assert wrap_width(wrapped.encode()) == 90
+    # near misses: records of one format and width (per-step dicts, one warning per rank, a table's rules)
+    steps = "".join(f"{{'loss': 0.69{i}1, 'learning_rate': 1.3e-05, 'rewards/chosen': -0.00{i}2, 'epoch': 0.{i}8}}\n"
+                    for i in range(1, 6))
+    assert wrap_width(steps.encode()) == 0
+    ranks = "".join(f"[rank{r}]:[W ProcessGroupNCCL.cpp:1200] Warning: TORCH_NCCL_AVOID_RECORD_STREAMS is the default "
+                    f"now, this environment variable is ignored\n" for r in range(4))
+    assert wrap_width(ranks.encode()) == 0
+    table = ("|" + "=" * 80 + "|\n|  PyTorch CUDA memory summary, device ID 0" + " " * 39 + "|\n") * 3
+    assert wrap_width(table.encode()) == 0

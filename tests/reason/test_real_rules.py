@@ -1424,3 +1424,33 @@ def test_a_loss_that_falls_straight_to_zero_and_stays_there_is_a_metric_anomaly(
     steps = [2.1, 0.9, 0.2, 0.03, 0.004, 0.0, 0.0, 0.0, 0.0]
     log = "".join(f"{{'loss': {x}, 'learning_rate': 1e-05, 'epoch': {i / 10}}}\n" for i, x in enumerate(steps))
     assert Diagnoser().diagnose(log.encode()).verdict == "healthy"
+
+
+def test_a_bus_error_in_nccl_s_frames_is_nccl_s_shared_memory_and_elsewhere_a_native_bus_error() -> None:
+    # UCX's handler reports the SIGBUS with a backtrace through ncclGroupEnd / libnccl (docker's 64 MB /dev/shm)
+    d = _diagnose("more32e-pipedream-docker-nccl-bus-error-default-shm")
+    assert d.primary is not None and d.primary.id == "nccl-error/shm-too-small"
+    # near miss: the same report with no NCCL frame in it is a bus error of unknown origin
+    log = _case("more32e-pipedream-docker-nccl-bus-error-default-shm").log
+    plain = "\n".join(ln for ln in log.splitlines() if "nccl" not in ln) + "\n"
+    d = Diagnoser().diagnose(Named("output.log", plain.encode()))
+    assert d.primary is not None and d.primary.id == "native-crash/bus-error"
+
+
+@pytest.mark.parametrize(("case_id", "cause"), [
+    # a training script's own check, in its own words: "loss became NaN", "Loss is not finite and patience ..."
+    ("more32d-dataset-distillation-mnist-loss-became-nan", "nan-loss/nonfinite-loss"),
+    ("more32e-speechbrain-librispeech-lm-loss-not-finite-patience", "nan-loss/nonfinite-loss"),
+    # Windows says error 1455 in the system's language; the code is the same
+    ("more32f-dlw-win1455-weclip-spawned-import", "dataloader-worker-failure/shm-exhausted"),
+    # PaddlePaddle's DataLoader words torch's bus-error message its own way
+    ("more32f-dlw-shm-bus-paddlespeech-docker", "dataloader-worker-failure/shm-exhausted"),
+    # Python 3.12+: "Can't get local object '...<locals>.hook'" where older ones said "Can't pickle local object"
+    ("more32a-llamafactory-windows-reward-valuehead-hook-cant-get-local-object",
+     "dataloader-worker-failure/spawn-unpicklable-object"),
+    # ZeRO-3's empty placeholder pushed into a vLLM engine: "Attempted to load weight (torch.Size([0]))"
+    ("more32a-r1v-grpo-zero3-vllm-load-weights-empty-shard", "deepspeed-failure/zero3-params-not-gathered"),
+])
+def test_other_versions_and_frameworks_words_for_a_known_failure(case_id: str, cause: str) -> None:
+    d = _diagnose(case_id)
+    assert d.primary is not None and d.primary.id == cause

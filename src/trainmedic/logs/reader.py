@@ -12,6 +12,7 @@ import re
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
+from itertools import pairwise
 from typing import BinaryIO
 
 from trainmedic.logs import checkpoints
@@ -912,6 +913,31 @@ _TYPOGRAPHY = {b"\xc2\xa0": b" ", b"\xe2\x80\x98": b"'", b"\xe2\x80\x99": b"'", 
 _TYPOGRAPHY_RX = re.compile(b"|".join(re.escape(k) for k in _TYPOGRAPHY))
 
 
+_LOWER = re.compile(rb"[a-z]")
+WRAP_WIDTHS = (80, 250)  # the columns a terminal or a mail client plausibly hard-wraps a paste at
+
+
+def wrap_width(head: bytes) -> int:
+    """The column the paste was hard-wrapped at, 0 when it was not. A terminal's copy (or a mail client)
+    breaks every long line into pieces of exactly its width, so the head's longest lines all share one
+    length and each continues on the next line, mid-text. Lines of one record format share a length
+    too (a metrics dict per step, one warning per rank, a table's rules), but the line after each is
+    the next record, starting as they all do."""
+    lines = [ln.rstrip(b"\r") for ln in head.split(b"\n")[:-1]]
+    if len(lines) < 3:
+        return 0
+    width = max(len(ln) for ln in lines)
+    if not WRAP_WIDTHS[0] <= width <= WRAP_WIDTHS[1]:
+        return 0
+    # (each distinct piece once: a long warning printed five times is wrapped five times alike)
+    pairs = {(ln, after) for ln, after in pairwise(lines) if len(ln) == width and after.strip()}
+    if len(pairs) < 2 or len({after[:4] for _, after in pairs}) < len(pairs) / 2 + 1:
+        return 0
+    # A wrap falls anywhere, so somewhere it splits a word ("... for 600 second" / "s without ..."); a line
+    # after a whole record starts one of its own (a timestamp, a capital, a frame's indentation).
+    return width if any(_LOWER.match(ln[-1:]) and _LOWER.match(after[:1]) for ln, after in pairs) else 0
+
+
 def common_indent(head: bytes) -> int:
     """The spaces every complete, non-blank line of the head starts with (2 to 16; 0 for fewer than
     two such lines, or none in common): the indentation of a paste as a whole."""
@@ -954,6 +980,7 @@ class ScanState:
         self._paste_allowed = pasted
         self._dedent: re.Pattern[bytes] | None = None
         self._typography = False
+        self._unwrap: re.Pattern[bytes] | None = None
 
     def start_at(self, offset: int, behind: bytes) -> None:
         """Scan a range of a file that starts at `offset` (a line start), `behind` being the bytes before it.
@@ -1002,12 +1029,18 @@ class ScanState:
         indent = common_indent(head[: self.SNIFF]) if self._paste_allowed else 0
         self._dedent = re.compile(rb"^ {1,%d}" % indent, re.M) if indent else None
         self._typography = self._paste_allowed and any(c in head[: self.SNIFF] for c in _TYPOGRAPHY)
+        if self._paste_allowed:
+            width = wrap_width(self._dedent.sub(b"", head[: self.SNIFF]) if self._dedent else head[: self.SNIFF])
+            # Each piece of exactly that width is joined to the line after it, as the program printed it.
+            self._unwrap = re.compile(rb"^([^\r\n]{%d})\r?\n" % width, re.M) if width else None
 
     def _enqueue(self, block: bytes) -> None:
         if self._typography:
             block = _TYPOGRAPHY_RX.sub(lambda m: _TYPOGRAPHY[m[0]], block)
         if self._dedent is not None:
             block = self._dedent.sub(b"", block)
+        if self._unwrap is not None:
+            block = self._unwrap.sub(rb"\1", block)
         self._queue.append(block)
         self._queued += len(block)
 
