@@ -1450,6 +1450,19 @@ def test_a_bus_error_in_nccl_s_frames_is_nccl_s_shared_memory_and_elsewhere_a_na
      "dataloader-worker-failure/spawn-unpicklable-object"),
     # ZeRO-3's empty placeholder pushed into a vLLM engine: "Attempted to load weight (torch.Size([0]))"
     ("more32a-r1v-grpo-zero3-vllm-load-weights-empty-shard", "deepspeed-failure/zero3-params-not-gathered"),
+    # the device backends' own words for an operand on the CPU: MPS's placeholder storage, XLA's CPU tensor
+    ("more32h-pytorch-mps-hf-classifier-embedding-placeholder-storage", "device-mismatch/tensors-on-different-devices"),
+    ("more32h-xla-colab-tpu-linear-input-not-xla-tensor", "device-mismatch/tensors-on-different-devices"),
+    # torchtune's weight converter meeting a key its model has no place for
+    ("more32h-torchtune-061-qwen3-lora-k-norm-unexpected-key", "checkpoint-load-mismatch/state-dict-mismatch"),
+    # a library saying what the code uses "was removed in v1.8"
+    ("more32i-openspeech-callback-on-batch-end-removed-pl18", "dependency-version-mismatch/api-changed"),
+    # a loss shown non-finite in Lightning's bar (train_loss_step=nan.0) and as inf (act_loss: inf)
+    ("more32i-replay-sasrec-bf16-mixed-train-loss-nan", "nan-loss/nonfinite-loss"),
+    ("more32k-deepspeed-chat-step3-ppo-actor-critic-loss-inf", "nan-loss/nonfinite-loss"),
+    # Ray 2.x's ActorDiedError; NCCL's own "WARN Cuda failure 1 'invalid argument'"
+    ("more32k-logic-rl-a800-actor-died-worker-system-error", "unclassified-failure/process-exited"),
+    ("more32k-openrlhf-vllm-update-weight-second-nccl-group-p2p-invalid-argument", "nccl-error/unhandled-cuda-error"),
 ])
 def test_other_versions_and_frameworks_words_for_a_known_failure(case_id: str, cause: str) -> None:
     d = _diagnose(case_id)

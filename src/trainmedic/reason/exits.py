@@ -30,6 +30,8 @@ def _explains(library: Library, m: Match, e: Event) -> bool:
         return False
     if e.cause in library.wrappers and 0 <= m.line.number - e.line <= SAME_MESSAGE:
         return True
+    if e.cause != m.cause and e.ambiguous and e.line == m.line.number:
+        return True  # a generic reading of the exit-time line itself (NCCL's "WARN Cuda failure '...'")
     return e.cause in library.fallbacks and (any(ln.number == m.line.number for ln in e.evidence) or (
         e.traceback is not None and e.traceback.first_line <= m.line.number <= e.traceback.last_line))
 
