@@ -1463,7 +1463,32 @@ def test_a_bus_error_in_nccl_s_frames_is_nccl_s_shared_memory_and_elsewhere_a_na
     # Ray 2.x's ActorDiedError; NCCL's own "WARN Cuda failure 1 'invalid argument'"
     ("more32k-logic-rl-a800-actor-died-worker-system-error", "unclassified-failure/process-exited"),
     ("more32k-openrlhf-vllm-update-weight-second-nccl-group-p2p-invalid-argument", "nccl-error/unhandled-cuda-error"),
+    # Kaldi's run.pl (ESPnet's recipes): "run.pl: 32 / 32 failed, log is in ..."
+    ("more32e-espnet2-an4-lm-collect-stats-all-jobs-failed", "unclassified-failure/process-exited"),
 ])
 def test_other_versions_and_frameworks_words_for_a_known_failure(case_id: str, cause: str) -> None:
     d = _diagnose(case_id)
     assert d.primary is not None and d.primary.id == cause
+
+
+def test_an_ignored_destructor_traceback_whose_exception_only_the_fallback_knows_ended_nothing() -> None:
+    # torch 0.4's _DataLoaderIter.__del__ draining its queue: a frame a fingerprint names, then
+    # "ConnectionResetError: [Errno 104] Connection reset by peer"; DARTS went on searching
+    d = _diagnose("more32f-dlw-healthy-darts-del-connreset")
+    assert d.verdict == "healthy", d.primary
+    # near miss: the same traceback without "Exception ignored in" above it ended the run
+    log = _case("more32f-dlw-healthy-darts-del-connreset").log
+    d = Diagnoser().diagnose(Named("output.log", log.split("\n", 1)[1].encode()))
+    assert d.verdict == "failure" and d.primary is not None
+
+
+def test_a_loss_that_jumped_did_not_stop_a_run_that_says_it_finished() -> None:
+    # a diffusion LoRA's per-step loss is noisy (0.0012 at best, 0.0651 at the end); the run finished
+    d = _diagnose("more32g-healthy-sdxl-lora-advanced-decompression-bomb-wandb-finished-warning")
+    assert d.verdict == "healthy", d.primary
+    assert any("loss jumped" in n and "training went on" in n for n in d.notes), d.notes
+    # near miss: the same log without wandb's word that the script finished is a run the jump stopped
+    log = _case("more32g-healthy-sdxl-lora-advanced-decompression-bomb-wandb-finished-warning").log
+    cut = "\n".join(ln for ln in log.splitlines() if "process to finish" not in ln) + "\n"
+    d = Diagnoser().diagnose(Named("output.log", cut.encode()))
+    assert d.primary is not None and d.primary.id == "loss-spike/spike-detected"
