@@ -1465,6 +1465,8 @@ def test_a_bus_error_in_nccl_s_frames_is_nccl_s_shared_memory_and_elsewhere_a_na
     ("more32k-openrlhf-vllm-update-weight-second-nccl-group-p2p-invalid-argument", "nccl-error/unhandled-cuda-error"),
     # Kaldi's run.pl (ESPnet's recipes): "run.pl: 32 / 32 failed, log is in ..."
     ("more32e-espnet2-an4-lm-collect-stats-all-jobs-failed", "unclassified-failure/process-exited"),
+    # Windows' access violation as PyCharm prints it: "Process finished with exit code -1073741819 (0xC0000005)"
+    ("more32n-ultralytics-yolo11-rtx5090-epoch2-access-violation", "native-crash/segfault"),
 ])
 def test_other_versions_and_frameworks_words_for_a_known_failure(case_id: str, cause: str) -> None:
     d = _diagnose(case_id)
