@@ -1470,6 +1470,9 @@ def test_a_bus_error_in_nccl_s_frames_is_nccl_s_shared_memory_and_elsewhere_a_na
     # flash-attn refusing a pre-Ampere card; std::terminate with no exception (a joinable thread destroyed)
     ("more32o-tinyzero-titan-rtx-flashattention-ampere-despite-xformers-backend", "cuda-driver-mismatch/unsupported-gpu-arch"),
     ("more32m-joligen-clear2snowy-terminate-called-without-active-exception-loader-del", "native-crash/cpp-terminate"),
+    # a reduction over an integer tensor; torch 1.13's DataLoader iterators without .next() (a private class)
+    ("more32p-udop-colab-finetune-epoch0-generate-long-bbox-mean-dtype", "dtype-mismatch/incompatible-dtypes"),
+    ("more32p-pytorchstepbystep-ch5-dataloader-iter-next-removed-torch113", "dependency-version-mismatch/api-changed"),
 ])
 def test_other_versions_and_frameworks_words_for_a_known_failure(case_id: str, cause: str) -> None:
     d = _diagnose(case_id)
