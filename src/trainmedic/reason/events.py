@@ -290,16 +290,24 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
                     tb.interrupted and tb.first_line in stall_at and stall_at[tb.first_line] is not None) and (
                     event.cause in library.fallbacks
                     or all(_frame_line(ln.text) for ln in event.evidence)
-                    or (ms and all(_frame_line(m.line.text) for m in ms if m.cause not in library.fallbacks))):
+                    or (ms and all(_frame_line(m.line.text) or _generic(library, m) for m in ms
+                                   if m.cause not in library.fallbacks))):
                 # An exception Python reported and ignored (a destructor at shutdown) is no failure of its
-                # own; its frames say only where it happened (and an exception line only the fallback
-                # knows, "ConnectionResetError: ...", says nothing more). A known message inside it still counts
+                # own; its frames say only where it happened (and an exception line only the fallback or an
+                # ambiguous fingerprint knows, "ConnectionResetError: ...", says nothing more). A known message
+                # inside it still counts
                 # (DeepSpeed's op that never loaded shows first in the optimizer's destructor).
                 event = None
             if event is not None:
                 events.append(event)
                 order += 1
     return events
+
+
+def _generic(library: Library, m: Match) -> bool:
+    """A match by an ambiguous fingerprint: words several causes print."""
+    fp = library.fingerprint(m.fingerprint)
+    return fp is not None and fp.ambiguous
 
 
 # Experiment trackers' packages: their background threads upload metrics; training never waits on them.
