@@ -1467,6 +1467,8 @@ def test_a_bus_error_in_nccl_s_frames_is_nccl_s_shared_memory_and_elsewhere_a_na
     ("more32e-espnet2-an4-lm-collect-stats-all-jobs-failed", "unclassified-failure/process-exited"),
     # Windows' access violation as PyCharm prints it: "Process finished with exit code -1073741819 (0xC0000005)"
     ("more32n-ultralytics-yolo11-rtx5090-epoch2-access-violation", "native-crash/segfault"),
+    # ... and as subprocess reports it unsigned: "returned non-zero exit\nstatus 3221225477."
+    ("more32q-sd-scripts-windows-lora-calledprocesserror-3221225477", "native-crash/segfault"),
     # flash-attn refusing a pre-Ampere card; std::terminate with no exception (a joinable thread destroyed)
     ("more32o-tinyzero-titan-rtx-flashattention-ampere-despite-xformers-backend", "cuda-driver-mismatch/unsupported-gpu-arch"),
     ("more32m-joligen-clear2snowy-terminate-called-without-active-exception-loader-del", "native-crash/cpp-terminate"),
