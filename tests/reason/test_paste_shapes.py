@@ -127,6 +127,8 @@ def test_a_paste_a_terminal_hard_wrapped_is_read_as_the_program_printed_it() -> 
     case = load_case(REAL / "more32b-atmorep-srun-task6-nccl-heartbeat-watchdog-stuck.yaml")
     assert case.split == "dev"
     assert _answer(case.log) == ("failure", "nccl-timeout/heartbeat-timeout")
+    # the width counts what the program printed: copied from a web page, a no-break space is one column
+    assert _answer(SHAPES["web typography"](case.log)) == ("failure", "nccl-timeout/heartbeat-timeout")
     # and the same for logs pasted whole, wrapped here at the widths terminals have
     from trainmedic.logs.reader import wrap_width
 

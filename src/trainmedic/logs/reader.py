@@ -1030,7 +1030,9 @@ class ScanState:
         self._dedent = re.compile(rb"^ {1,%d}" % indent, re.M) if indent else None
         self._typography = self._paste_allowed and any(c in head[: self.SNIFF] for c in _TYPOGRAPHY)
         if self._paste_allowed:
-            width = wrap_width(self._dedent.sub(b"", head[: self.SNIFF]) if self._dedent else head[: self.SNIFF])
+            # (measured on the head as the blocks will read: plain typography, no common indentation)
+            plain = _TYPOGRAPHY_RX.sub(lambda m: _TYPOGRAPHY[m[0]], head[: self.SNIFF]) if self._typography else head
+            width = wrap_width(self._dedent.sub(b"", plain[: self.SNIFF]) if self._dedent else plain[: self.SNIFF])
             # Each piece of exactly that width is joined to the line after it, as the program printed it.
             self._unwrap = re.compile(rb"^([^\r\n]{%d})\r?\n" % width, re.M) if width else None
 
