@@ -46,6 +46,9 @@ SHAPES: dict[str, Callable[[str], str]] = {
     "kubectl logs --prefix": _each_line(lambda i: "[pod/train-worker-0/pytorch] "),
     "ts": _each_line(lambda i: f"[2024-05-05 21:53:{i % 60:02d}] "),
     "docker compose logs": _each_line(lambda i: "trainer-1  | "),
+    # markdown around the paste as a whole: inline code, bold
+    "inline code": lambda log: "`" + log.strip("\n") + "`\n",
+    "bold": lambda log: "**" + log.strip("\n") + "**\n",
     # (what the process printed on its way out, below the rest)
     "teardown at exit": lambda log: log.rstrip("\n") + "\n" + TEARDOWN,
     # (the same log after a stretch of training: an earlier epoch's bar above it)
@@ -160,3 +163,15 @@ def test_only_pieces_of_one_width_that_split_words_are_a_hard_wrap() -> None:
     assert wrap_width(ranks.encode()) == 0
     table = ("|" + "=" * 80 + "|\n|  PyTorch CUDA memory summary, device ID 0" + " " * 39 + "|\n") * 3
     assert wrap_width(table.encode()) == 0
+
+
+def test_markdown_closes_a_paste_only_where_it_opened_it() -> None:
+    def last_text(log: bytes) -> str:
+        [scan] = Diagnoser().scan(log)
+        return max(scan.matches, key=lambda m: m.line.number).line.text
+
+    # opened and closed around the paste: neither is the program's
+    assert last_text(b"`RuntimeError: CUDA error: an illegal memory access was encountered`\n").endswith("encountered")
+    assert last_text(b"**Killed**\n") == "Killed"
+    # near miss: torch's own message ends in a backtick, and nothing opened the paste
+    assert last_text(b"step 3\nRuntimeError: Must flatten tensors when `use_orig_params=False`\n").endswith("False`")

@@ -914,6 +914,11 @@ _TYPOGRAPHY_RX = re.compile(b"|".join(re.escape(k) for k in _TYPOGRAPHY))
 
 
 _LOWER = re.compile(rb"[a-z]")
+# Markdown around a paste as a whole: inline code or bold opened before its first character and closed
+# after its last ("`RuntimeError: ...`", "**Killed**"), which the program never printed. Closed only where
+# it opened: torch's own messages end in a backtick ("... when `use_orig_params=False`").
+_EDGE_OPEN = re.compile(rb"(?:`{1,3}|\*\*)(?=[^\s`*])")
+_EDGE_CLOSE = re.compile(rb"(?<=[^\s`*])(?:`{1,3}|\*\*)(?=[ \t]*\r?\n?[ \t\r\n]*\Z)")
 WRAP_WIDTHS = (80, 250)  # the columns a terminal or a mail client plausibly hard-wraps a paste at
 
 
@@ -981,6 +986,8 @@ class ScanState:
         self._dedent: re.Pattern[bytes] | None = None
         self._typography = False
         self._unwrap: re.Pattern[bytes] | None = None
+        self._open = b""  # the markdown that opens the paste, dropped from its first block (and closes it)
+        self._drop_open = False
 
     def start_at(self, offset: int, behind: bytes) -> None:
         """Scan a range of a file that starts at `offset` (a line start), `behind` being the bytes before it.
@@ -1029,14 +1036,21 @@ class ScanState:
         indent = common_indent(head[: self.SNIFF]) if self._paste_allowed else 0
         self._dedent = re.compile(rb"^ {1,%d}" % indent, re.M) if indent else None
         self._typography = self._paste_allowed and any(c in head[: self.SNIFF] for c in _TYPOGRAPHY)
+        opened = _EDGE_OPEN.match(head) if self._paste_allowed else None
+        self._open = opened.group(0) if opened else b""
+        self._drop_open = bool(self._open)
         if self._paste_allowed:
-            # (measured on the head as the blocks will read: plain typography, no common indentation)
-            plain = _TYPOGRAPHY_RX.sub(lambda m: _TYPOGRAPHY[m[0]], head[: self.SNIFF]) if self._typography else head
-            width = wrap_width(self._dedent.sub(b"", plain[: self.SNIFF]) if self._dedent else plain[: self.SNIFF])
+            # (measured on the head as the blocks will read: no markdown around it, plain typography, no
+            # common indentation)
+            plain = head[len(self._open): self.SNIFF]
+            plain = _TYPOGRAPHY_RX.sub(lambda m: _TYPOGRAPHY[m[0]], plain) if self._typography else plain
+            width = wrap_width(self._dedent.sub(b"", plain) if self._dedent else plain)
             # Each piece of exactly that width is joined to the line after it, as the program printed it.
             self._unwrap = re.compile(rb"^([^\r\n]{%d})\r?\n" % width, re.M) if width else None
 
     def _enqueue(self, block: bytes) -> None:
+        if self._drop_open:
+            block, self._drop_open = block[len(self._open):], False
         if self._typography:
             block = _TYPOGRAPHY_RX.sub(lambda m: _TYPOGRAPHY[m[0]], block)
         if self._dedent is not None:
@@ -1090,6 +1104,13 @@ class ScanState:
         last = self._splitter.finish()
         if last:
             self._enqueue(last)
+        if self._open and tail and self._queue:
+            # (the markdown that closes the paste, after its last character)
+            end = self._queue[-1]
+            closed = _EDGE_CLOSE.search(end, max(0, len(end) - 512))
+            if closed is not None and closed.group(0) == self._open:
+                self._queue[-1] = end[: closed.start()] + end[closed.end():]
+                self._queued -= closed.end() - closed.start()
         self._step(force=True)
         self._finished = True
         self.result.cut_lines = self._splitter.cut
