@@ -1420,6 +1420,12 @@ def test_a_loss_that_falls_straight_to_zero_and_stays_there_is_a_metric_anomaly(
     d = _diagnose("more31o-moe-llava-loss-drops-to-zero-after-first-step")  # 2.1559, then 0.0 five times
     assert d.primary is not None and d.primary.id == "unclassified-failure/metric-anomaly"
     assert "exactly 0" in d.primary.why
+    # two such lines are enough (Qwen3-VL: 2.7584, then 0.0 and 0.0 with the same gradient norm)
+    d = _diagnose("more32a-qwen3vl-finetune-loss-zero-after-first-step")
+    assert d.primary is not None and d.primary.id == "unclassified-failure/metric-anomaly"
+    # ... but one is not: a last line alone may be one empty batch
+    log = "{'loss': 2.7584, 'learning_rate': 0.0, 'epoch': 0.02}\n{'loss': 0.0, 'learning_rate': 5e-06, 'epoch': 0.05}\n"
+    assert Diagnoser().diagnose(log.encode()).verdict == "healthy"
     # Near miss: a loss that decreased by degrees is printed rounded to 0.0000 at the end, and trains on.
     steps = [2.1, 0.9, 0.2, 0.03, 0.004, 0.0, 0.0, 0.0, 0.0]
     log = "".join(f"{{'loss': {x}, 'learning_rate': 1e-05, 'epoch': {i / 10}}}\n" for i, x in enumerate(steps))

@@ -19,7 +19,7 @@ from trainmedic.model import Cause, RankProgress
 MIN_TIMED = 3  # metric lines with both times before a share means anything
 RECOVERED = 10.0  # a loss back within this factor of its earlier minimum has recovered
 NONFINITE_LINES = 2  # metric lines in a row, to the last, before a non-finite loss is where the run ended
-VANISHED_LINES = 3  # metric lines in a row at exactly 0, to the last, before a loss has vanished
+VANISHED_LINES = 2  # metric lines in a row at exactly 0, to the last, before a loss has vanished
 
 
 @dataclass(frozen=True)
