@@ -290,7 +290,7 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
                     tb.interrupted and tb.first_line in stall_at and stall_at[tb.first_line] is not None) and (
                     event.cause in library.fallbacks
                     or all(_frame_line(ln.text) for ln in event.evidence)
-                    or (ms and all(_frame_line(m.line.text) or _generic(library, m) for m in ms
+                    or (bool(ms) and all(_frame_line(m.line.text) or _generic(library, m) for m in ms
                                    if m.cause not in library.fallbacks))):
                 # An exception Python reported and ignored (a destructor at shutdown) is no failure of its
                 # own; its frames say only where it happened (and an exception line only the fallback or an
