@@ -104,3 +104,19 @@ def test_keyword_prefilter_keeps_every_match_line() -> None:
         for fl in fixture_lines(e):
             if fl.kind == "match" and not LIB.cause(fl.cause).tail_only:
                 assert any(w in fl.text for w in words), (fl.path, fl.number)
+
+
+def test_keyword_prefilter_keeps_no_line_of_a_healthy_run_s_steady_state() -> None:
+    # The lines a run prints thousands of times must pass the browser's prefilter unread, or a large
+    # file is sent whole: a fingerprint's literal is never a word of every step line ("loss", "code").
+    # (HF Trainer's metric dicts do pass, a known cost: the literals of the NaN-in-a-dict fingerprints are
+    # "': " and "'grad_norm': "; the slow browser test measures what a large file sends.)
+    words = [w for w in keywords(LIB) if w]
+    steady = [
+        "step 1200 loss 2.3412 lr 3.0e-04 grad_norm 0.812 tokens/s 41233",
+        "Epoch 3:  41%|████      | 412/1000 [02:13<03:10,  3.09it/s, loss=0.412, v_num=7, train_loss_step=0.398]",
+        "[rank3]: 2026-12-01 11:40:00,000 INFO iteration 1200/50000 | consumed samples: 76800 | lm loss: 2.3e+00 |",
+        "Train: [3][ 400/1000]  Time 0.214 (0.220)  Data 0.002 (0.003)  Loss 1.2345e+00 (1.3001e+00)  Acc@1 71.9",
+    ]
+    for line in steady:
+        assert not [w for w in words if w in line], line
