@@ -120,3 +120,9 @@ def test_keyword_prefilter_keeps_no_line_of_a_healthy_run_s_steady_state() -> No
     ]
     for line in steady:
         assert not [w for w in words if w in line], line
+    # nor a context mark (the scan calls back on every one it meets): NCCL's INFO chatter names libnccl-net.so
+    marks = {m for c in LIB.causes() for m in (*c.needs_context, *c.otherwise_context)}
+    chatter = [*steady, "node1:1234:1234 [0] NCCL INFO NET/Plugin : No plugin found (libnccl-net.so), using internal "
+               "implementation", "node1:1234:1250 [0] NCCL INFO comm 0x55d5c0a0 rank 0 nranks 8 cudaDev 0 - Init COMPLETE"]
+    for line in chatter:
+        assert not [m for m in marks if m in line], line
