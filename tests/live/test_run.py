@@ -84,7 +84,10 @@ def test_signals_reach_the_command(live: Any) -> None:
     assert run.wait(30) == 42
     assert "got SIGTERM" in run.out.text()
 
-    run = live(["run", "--", *_py("import time; print('ready', flush=True); time.sleep(60)")])
+    # (the job takes Python's own SIGINT handler: a shell that started `make test` in the background
+    # hands its children SIGINT ignored, and the job would inherit that)
+    run = live(["run", "--", *_py("import signal, time; signal.signal(signal.SIGINT, signal.default_int_handler); "
+                                  "print('ready', flush=True); time.sleep(60)")])
     assert run.out.wait_for("ready", 30) is not None
     run.signal(signal.SIGINT)
     assert run.wait(30) == 128 + signal.SIGINT  # Python dies of the SIGINT after its KeyboardInterrupt

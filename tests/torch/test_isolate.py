@@ -97,7 +97,9 @@ def test_descriptor_leak_is_fd_exhaustion_and_file_system_fixes_it() -> None:
     from tests.torch.datasets.isolate_cases import many_small_tensors
     from trainmedic.torch import isolate
 
-    report = isolate(many_small_tensors, workers=2, batches=4, timeout=8, nofile=128, cwd=ROOT)
+    # (a limit a loaded machine will not mistake for a hang: under a full `make test` an 8 s limit once ran out
+    # before the worker's first batch)
+    report = isolate(many_small_tensors, workers=2, batches=4, timeout=20, nofile=128, cwd=ROOT)
     assert report.conclusion.id == f"{ENTRY}/fd-exhaustion", report.conclusion
     assert "file_system" in report.conclusion.why
     by_key = {(r.num_workers, r.sharing_strategy): r for r in report.runs}
