@@ -1042,19 +1042,20 @@ class ScanState:
         if self._paste_allowed:
             # (measured on the head as the blocks will read: no markdown around it, plain typography, no
             # common indentation)
-            plain = head[len(self._open): self.SNIFF]
-            plain = _TYPOGRAPHY_RX.sub(lambda m: _TYPOGRAPHY[m[0]], plain) if self._typography else plain
-            width = wrap_width(self._dedent.sub(b"", plain) if self._dedent else plain)
+            width = wrap_width(self._plain(head[len(self._open): self.SNIFF]))
             # Each piece of exactly that width is joined to the line after it, as the program printed it.
             self._unwrap = re.compile(rb"^([^\r\n]{%d})\r?\n" % width, re.M) if width else None
+
+    def _plain(self, block: bytes) -> bytes:
+        """The bytes without a web page's typography and the paste's common indentation."""
+        if self._typography:
+            block = _TYPOGRAPHY_RX.sub(lambda m: _TYPOGRAPHY[m[0]], block)
+        return self._dedent.sub(b"", block) if self._dedent is not None else block
 
     def _enqueue(self, block: bytes) -> None:
         if self._drop_open:
             block, self._drop_open = block[len(self._open):], False
-        if self._typography:
-            block = _TYPOGRAPHY_RX.sub(lambda m: _TYPOGRAPHY[m[0]], block)
-        if self._dedent is not None:
-            block = self._dedent.sub(b"", block)
+        block = self._plain(block)
         if self._unwrap is not None:
             block = self._unwrap.sub(rb"\1", block)
         self._queue.append(block)
