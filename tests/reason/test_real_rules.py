@@ -1501,3 +1501,17 @@ def test_a_loss_that_jumped_did_not_stop_a_run_that_says_it_finished() -> None:
     cut = "\n".join(ln for ln in log.splitlines() if "process to finish" not in ln) + "\n"
     d = Diagnoser().diagnose(Named("output.log", cut.encode()))
     assert d.primary is not None and d.primary.id == "loss-spike/spike-detected"
+
+
+def test_only_a_loss_that_jumped_is_excused_by_a_run_that_finished() -> None:
+    # A loss gone NaN to the end is still the failure in a finished run, whichever cause claims the shape
+    # (here the unclassified metric anomaly, with the NaN entry left out as if it were unknown).
+    from trainmedic.catalog import load_library
+    from trainmedic.evaluate.unknown import without
+
+    log = "".join(f"{{'loss': {x}, 'learning_rate': 1e-05, 'epoch': {i / 10}}}\n"
+                  for i, x in enumerate([2.1, 1.4, 0.9, "nan", "nan", "nan"]))
+    log += "{'train_runtime': 12.5, 'train_samples_per_second': 40.1, 'epoch': 0.6}\n"
+    d = Diagnoser(library=without(load_library(), "nan-loss")).diagnose(Named("output.log", log.encode()))
+    assert d.verdict == "failure" and d.primary is not None, d.notes
+    assert d.primary.id == "unclassified-failure/metric-anomaly"

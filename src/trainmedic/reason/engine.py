@@ -407,13 +407,11 @@ def _verdict(ctx: Context) -> Diagnosis:
         return _from_initiating(ctx, base, initiating, collateral_events, confirmed, context, warnings)
     if collateral_events:
         return _cascade_only(ctx, base, collateral_events, progress)
-    found = [f for f in (patterns.nonfinite(ctx.library, progress), patterns.loss_jumped(ctx.library, progress),
+    finished = any(s.done for s in ctx.scans)
+    found = [f for f in (patterns.nonfinite(ctx.library, progress),
+                         patterns.loss_jumped(ctx.library, progress, finished),
                          patterns.vanished(ctx.library, progress), patterns.starved(ctx.library, progress))
              if f is not None]
-    if any(s.done for s in ctx.scans):
-        # A run that says it finished was not stopped by a loss that jumped: its loss is noisy or high.
-        jumps = {c.full_id for c in ctx.library.causes() if c.loss_jump is not None}
-        found = [replace(f, failed=False) if f.cause in jumps else f for f in found]
     gone = [f for f in found if not f.failed]
     if gone:
         base = replace(base, notes=(*base.notes, *(f"{f.why} at {f.progress.path}:{f.line}; training went on"

@@ -98,8 +98,9 @@ def starved(library: Library, progress: dict[int | None, RankProgress]) -> Patte
     return None
 
 
-def loss_jumped(library: Library, progress: dict[int | None, RankProgress]) -> Pattern | None:
-    """The largest jump of a rank's loss over its earlier minimum, if at or above the cause's factor."""
+def loss_jumped(library: Library, progress: dict[int | None, RankProgress], finished: bool = False) -> Pattern | None:
+    """The largest jump of a rank's loss over its earlier minimum, if at or above the cause's factor. In a
+    run that says it finished (`finished`), the jump stopped nothing: its loss is noisy or high."""
     for cause in _claiming(library):
         if cause.loss_jump is None:
             continue
@@ -113,5 +114,5 @@ def loss_jumped(library: Library, progress: dict[int | None, RankProgress]) -> P
         why = (f"the loss jumped to {ratio:,.0f} times its earlier minimum ({worst.loss_min:g})"
                + (f" and came back ({worst.loss_last:g} at the end)" if back
                   else f" and stayed up ({worst.loss_last:g} at the end)"))
-        return Pattern(cause.full_id, worst, line, text, why, failed=not back)
+        return Pattern(cause.full_id, worst, line, text, why, failed=not back and not finished)
     return None
