@@ -201,6 +201,8 @@ def _check_links(entries: list[Entry]) -> None:
                 raise LibraryError(f"{c.full_id}: needs_context needs `otherwise`, the cause it is without it")
             if c.bottomed_as and c.scale_floor is None:
                 raise LibraryError(f"{c.full_id}: bottomed_as reads the scales its warnings name: needs scale_floor")
+            if any(f.own_job for f in c.fingerprints) and not c.kill_record:
+                raise LibraryError(f"{c.full_id}: an own_job fingerprint is an OOM record: its cause needs kill_record")
             if c.otherwise_context and not c.needs_context:
                 raise LibraryError(f"{c.full_id}: otherwise_context only refines needs_context")
             for key, target in (("confirmed_as", c.confirmed_as), ("in_worker", c.in_worker),

@@ -51,6 +51,10 @@ class Fingerprint:
     # A message only a process already on its way out prints (CUDA's "driver shutting down" once the
     # runtime unloads at interpreter exit): what it explains, a crash just above it, ended no work.
     at_exit: bool = False
+    # An OOM record the job's own scheduler or container prints (Slurm's "Detected 1 oom-kill event(s)
+    # in StepId=...", Kubernetes' OOMKilled): it names no process because its scope is the job's cgroup,
+    # so a kill these logs show is one of its victims, as a kernel record naming the kill's pid would say.
+    own_job: bool = False
 
 
 @dataclass(frozen=True)

@@ -87,6 +87,7 @@ class FingerprintSpec(_Strict):
     handled: bool = False
     warning: bool = False
     at_exit: bool = False
+    own_job: bool = False
 
     _check_id = field_validator("id")(_kebab)
 
@@ -247,7 +248,7 @@ def _to_entry(spec: EntrySpec, source: str) -> Entry:
             mechanism=c.mechanism.strip(),
             fingerprints=tuple(
                 Fingerprint(f.id, f.regex, f.weight, f.ambiguous, f.ignore_case, f.precursor, f.warning, f.handled,
-                            f.at_exit)
+                            f.at_exit, f.own_job)
                 for f in c.fingerprints
             ),
             fix=tuple(c.fix),

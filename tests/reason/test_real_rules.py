@@ -1515,3 +1515,17 @@ def test_only_a_loss_that_jumped_is_excused_by_a_run_that_finished() -> None:
     d = Diagnoser(library=without(load_library(), "nan-loss")).diagnose(Named("output.log", log.encode()))
     assert d.verdict == "failure" and d.primary is not None, d.notes
     assert d.primary.id == "unclassified-failure/metric-anomaly"
+
+
+def test_the_jobs_own_oom_record_explains_the_kill_it_does_not_name() -> None:
+    """Slurm's cgroup notice names no pid: its scope is the job, so the shell's `Killed` is its victim.
+    Near-miss: a kernel record naming another process may be another job on the host; it stays an
+    alternative, and the kill keeps its unknown sender."""
+    d = _diagnose("mem-slurm-cgcnn-oom-kill-batch")
+    assert d.primary is not None and d.primary.id == "host-oom/oom-killer"
+    assert d.primary.confidence >= 0.9
+    killed = b"train.sh: line 28:  8156 Killed                  python3 main.py --epochs 400\n"
+    host = b"[12345.678901] Out of memory: Killed process 4242 (java) total-vm:9000kB, anon-rss:8000kB\n"
+    other = Diagnoser().diagnose(Named("output.log", killed + host))
+    assert other.primary is not None and other.primary.id == "host-oom/sigkill"
+    assert "host-oom/oom-killer" in [a.id for a in other.alternatives]

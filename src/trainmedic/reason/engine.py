@@ -111,6 +111,9 @@ def _link_kills(ctx: Context, events: list[Event]) -> tuple[list[Event], set[int
         if rec is None and marks:
             rec = next((r for r in records if any(m in ln.text for ln in r.evidence for m in marks)), None)
         if rec is None:
+            # The job's own cgroup counted an OOM kill (Slurm, Kubernetes): its victims are this job's.
+            rec = next((r for r in records if r.pid is None and _own_job(ctx.library, r)), None)
+        if rec is None:
             out.append(e)
             continue
         used.add(rec.order)
@@ -123,6 +126,11 @@ def _link_kills(ctx: Context, events: list[Event]) -> tuple[list[Event], set[int
     used |= {r.order for r in records
              if any(r.path == path and abs(r.line - line) <= _OOM_REPORT_LINES for path, line in anchors)}
     return [e for e in out if e.order not in used], confirmed
+
+
+def _own_job(library: Library, record: Event) -> bool:
+    """An OOM record scoped to the job's own cgroup or container (fingerprint `own_job`)."""
+    return any(fp is not None and fp.own_job for key, _ in record.fingerprints if (fp := library.fingerprint(key)))
 
 
 def _missing(ctx: Context, cause_id: str) -> tuple[MissingFact, ...]:
