@@ -1060,10 +1060,25 @@ def test_fewer_lightning_members_than_its_world_size_then_silence_is_a_hang_at_l
     assert "4 of 8 came" in d.primary.why and "srun" in d.primary.why
 
 
-def test_every_lightning_member_joining_or_training_on_is_no_hang_at_launch() -> None:
-    """Near-misses: all members joined (the log just ends after), or the run trained after joining."""
+@pytest.mark.parametrize("case_id", [
+    "more33m-threestudio-4xv100-if-stuck-initializing-distributed",  # 4 of 4 joined, seeds interleaved
+    "more33m-vista-torchrun-2gpu-frozen-initializing-distributed",  # 2 of 2 under torchrun
+])
+def test_every_lightning_member_joining_and_no_group_forming_is_a_hang_at_launch(case_id: str) -> None:
+    """All N members announced themselves, and rank 0 never said the group formed ("All distributed
+    processes registered", printed once init_process_group returns): they did not reach one another."""
+    d = _diagnose(case_id)
+    assert d.verdict == "hang" and d.primary is not None and d.primary.id == "training-hang/stalled-progress"
+    assert "before rank 0 said it formed" in d.primary.why
+
+
+def test_a_lightning_group_that_formed_or_trained_on_is_no_hang_at_launch() -> None:
+    """Near-misses: the group formed (rank 0 said so) and the log just ends after, or the run trained."""
     joined = "".join(f"Initializing distributed: GLOBAL_RANK: {r}, MEMBER: {r + 1}/2\n" for r in range(2))
-    assert Diagnoser().diagnose(joined.encode()).verdict == "healthy"
+    formed = joined + ("-" * 40 + "\ndistributed_backend=nccl\nAll distributed processes registered. "
+                       "Starting with 2 processes\n" + "-" * 40 + "\n")
+    assert Diagnoser().diagnose(formed.encode()).verdict == "healthy"
+    assert Diagnoser().diagnose(joined.encode()).verdict == "hang"
     one = "Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/2\n"
     went_on = one + "".join(f"Epoch 0: {i}/100 [00:0{i}<00:10, 9.1it/s, loss=0.5]\n" for i in range(1, 8))
     assert Diagnoser().diagnose(went_on.encode()).verdict == "healthy"

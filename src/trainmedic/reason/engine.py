@@ -1011,6 +1011,7 @@ _STORE_WAIT = re.compile(r"Waiting in store based barrier to initialize process 
 # "Initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/8" since): the world size it took from the
 # cluster environment (SLURM's tasks, devices x num_nodes), and who came.
 _MEMBER = re.compile(r"GLOBAL_RANK: (\d{1,6}), MEMBER: (\d{1,6})/(\d{1,6})")
+_REGISTERED = "All distributed processes registered"  # Lightning's rank 0, once the group formed
 
 
 def _stuck_in_store_barrier(ctx: Context, base: Diagnosis) -> Diagnosis | None:
@@ -1048,7 +1049,16 @@ def _stuck_in_store_barrier(ctx: Context, base: Diagnosis) -> Diagnosis | None:
                                why=why)
             return replace(base, verdict="hang", primary=primary)
         if count >= world:
-            continue
+            if waits or any(m.line.number > last and _REGISTERED in m.line.text for m in s.markers):
+                continue
+            # Every member announced itself and joined init_process_group, and the log ends before rank 0
+            # said the group formed: they did not reach one another (the store's address or port, a
+            # firewall, the interface the backend chose).
+            why = (f"the log ends after all {world} ranks began to join Lightning's process group, before rank 0 "
+                   f"said it formed ('{_REGISTERED}'): the processes did not reach one another; it hung at launch")
+            primary = _finding(ctx, HANG, confidence_=0.5, rank=None, host=None, time=lines[-1][0].time,
+                               evidence=_evidence([ln for ln, _ in lines[-3:]]), missing=_missing(ctx, HANG), why=why)
+            return replace(base, verdict="hang", primary=primary)
         missing = sorted(set(range(world)) - came)
         rank = missing[0] if len(missing) == 1 else None
         who = f"rank {rank} never arrived" if rank is not None else "some ranks never arrived"
