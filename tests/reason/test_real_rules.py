@@ -416,6 +416,10 @@ def test_a_workers_own_traceback_through_its_loop_is_the_datasets_exception() ->
     # a reduction over an integer tensor; torch 1.13's DataLoader iterators without .next() (a private class)
     ("more32p-udop-colab-finetune-epoch0-generate-long-bbox-mean-dtype", "dtype-mismatch/incompatible-dtypes"),
     ("more32p-pytorchstepbystep-ch5-dataloader-iter-next-removed-torch113", "dependency-version-mismatch/api-changed"),
+    # spawn's child reading nothing from its parent (EOFError after pickle.load(from_parent)) is the echo of the
+    # parent's pickling error, not a truncated checkpoint; h5py's "objects cannot be pickled"
+    ("more33b-passt-windows-unpicklable-roll-func", "dataloader-worker-failure/spawn-unpicklable-object"),
+    ("more33c-ames-h5py-handle-unpicklable-windows", "dataloader-worker-failure/spawn-unpicklable-object"),
 ])
 def test_metric_and_launcher_wordings_across_versions(case_id: str, cause: str) -> None:
     d = _diagnose(case_id)
