@@ -1548,3 +1548,17 @@ def test_the_jobs_own_oom_record_explains_the_kill_it_does_not_name() -> None:
     other = Diagnoser().diagnose(Named("output.log", killed + host))
     assert other.primary is not None and other.primary.id == "host-oom/sigkill"
     assert "host-oom/oom-killer" in [a.id for a in other.alternatives]
+
+
+def test_a_line_that_dismisses_itself_is_a_notice_not_the_failure() -> None:
+    """Unsloth's "Not an error, but `device` is not supported in vLLM. Skipping." in a GRPO notebook that
+    went on to train. Near-miss: words that refuse to be ignored still read as an error."""
+    d = _diagnose("more33l-unsloth-qwen3-fp8-grpo-vllm-warnings-healthy")
+    assert d.verdict == "healthy"
+    setup = b"Loading model from scratch...\n"
+    assert Diagnoser().diagnose(setup + b"Unsloth: Not an error, but `device` is not supported. Skipping.\n"
+                                ).verdict == "healthy"
+    assert Diagnoser().diagnose(setup + b"This message can be safely ignored: failed to load libnuma\n"
+                                ).verdict == "healthy"
+    refused = Diagnoser().diagnose(setup + b"Error: the checksum failed and cannot be ignored\n")
+    assert refused.verdict == "failure"

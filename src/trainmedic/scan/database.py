@@ -109,6 +109,10 @@ ERROR_LEVEL = r"(?:\[|\b)[EF]\d{3,4} \d\d:\d\d:\d\d|\bERROR\b|\bCRITICAL\b|NCCL 
 WARNING_LEVEL: tuple[Pattern, ...] = (
     Pattern("warning-glog", r"(?:\[|\b)W\d{3,4} \d\d:\d\d:\d\d\.\d|\[W [^\]\n]{1,80}:\d+\]", "warning"),
     Pattern("warning-words", r"(?:Warning|WARNING|WARN|warning)\b", "warning"),  # UserWarning too
+    # A line that dismisses itself ("Unsloth: Not an error, but ...", "... can be safely ignored"): a notice,
+    # whatever words of failure it quotes
+    Pattern("self-dismissed", r"\b(?:[Nn]ot an error|(?:can|may|should) (?:safely )?be (?:safely )?ignored|"
+            r"safe to ignore|[Yy]ou can (?:safely )?ignore|[Pp]lease ignore)\b", "warning"),
     # NCCL's INFO level ("NCCL INFO NET/Plugin: Failed to find ncclNetPlugin_v8 symbol."): below a warning
     Pattern("info-nccl", r"NCCL INFO\b", "warning"),
     # A log record at INFO level (logging's "- INFO -" and "INFO:root:", DeepSpeed's and HF's "[INFO]"/"[INFO|",
