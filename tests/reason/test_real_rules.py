@@ -420,6 +420,11 @@ def test_a_workers_own_traceback_through_its_loop_is_the_datasets_exception() ->
     # parent's pickling error, not a truncated checkpoint; h5py's "objects cannot be pickled"
     ("more33b-passt-windows-unpicklable-roll-func", "dataloader-worker-failure/spawn-unpicklable-object"),
     ("more33c-ames-h5py-handle-unpicklable-windows", "dataloader-worker-failure/spawn-unpicklable-object"),
+    # Lightning's MisconfigurationException from 0.7's utilities.debugging and bare in IPython; EarlyStopping's
+    # strict RuntimeError on a metric never logged
+    ("more33b-pl07-plateau-val-loss-missing", "lightning-failure/misconfiguration"),
+    ("more33b-pl-accumulate-optimizer-step-override", "lightning-failure/misconfiguration"),
+    ("more33b-lagllama-earlystop-no-val-metric", "lightning-failure/misconfiguration"),
 ])
 def test_metric_and_launcher_wordings_across_versions(case_id: str, cause: str) -> None:
     d = _diagnose(case_id)
