@@ -425,6 +425,11 @@ def test_a_workers_own_traceback_through_its_loop_is_the_datasets_exception() ->
     ("more33b-pl07-plateau-val-loss-missing", "lightning-failure/misconfiguration"),
     ("more33b-pl-accumulate-optimizer-step-override", "lightning-failure/misconfiguration"),
     ("more33b-lagllama-earlystop-no-val-metric", "lightning-failure/misconfiguration"),
+    # NaN as JSON writes it (the Trainer's log_history: "grad_norm": NaN), as ESPnet's trainer stops on it
+    # ("The gradients at all steps are invalid in this epoch"), and as an assertion's tensor of NaN boxes
+    ("more33a-trl-dpo-gemma-fp16-v100-nan-metrics", "nan-loss/nonfinite-loss"),
+    ("more33i-espnet2-nan-grad-stopped-epoch2", "nan-loss/nonfinite-loss"),
+    ("more33h-sparse-rcnn-giou-assert-nan-boxes-lr", "nan-loss/nonfinite-loss"),
 ])
 def test_metric_and_launcher_wordings_across_versions(case_id: str, cause: str) -> None:
     d = _diagnose(case_id)
