@@ -432,6 +432,11 @@ def test_a_workers_own_traceback_through_its_loop_is_the_datasets_exception() ->
     ("more33h-sparse-rcnn-giou-assert-nan-boxes-lr", "nan-loss/nonfinite-loss"),
     # Windows' display watchdog ending a long kernel, a tqdm bar redrawn below it as the process exits
     ("more33k-kohya-lora-windows-4060ti-launch-timed-out-step3", "cuda-illegal-memory-access/launch-timeout"),
+    # nnU-Net's background workers (its export pool); Transformer Engine's FP8 on a card below 8.9; checkSameType
+    # with both types on the GPU (a dtype clash: "CUDABFloat16Type does not equal torch.cuda.HalfTensor")
+    ("more33h-nnunet-validation-export-workers-not-alive", "dataloader-worker-failure/worker-exited"),
+    ("more33j-te-fp8-autocast-rtx3090-capability", "hf-trainer-failure/mixed-precision-unsupported"),
+    ("more33j-simpletuner-sdxl-bf16-grad-output-half-weight", "dtype-mismatch/incompatible-dtypes"),
 ])
 def test_metric_and_launcher_wordings_across_versions(case_id: str, cause: str) -> None:
     d = _diagnose(case_id)
