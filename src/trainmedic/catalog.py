@@ -207,7 +207,8 @@ def _check_links(entries: list[Entry]) -> None:
                 raise LibraryError(f"{c.full_id}: otherwise_context only refines needs_context")
             for key, target in (("confirmed_as", c.confirmed_as), ("in_worker", c.in_worker),
                                 ("otherwise", c.otherwise), ("stranded_as", c.stranded_as),
-                                ("bottomed_as", c.bottomed_as), ("finished_as", c.finished_as)):
+                                ("bottomed_as", c.bottomed_as), ("finished_as", c.finished_as),
+                                ("mid_run_as", c.mid_run_as)):
                 if target is not None and target not in causes:
                     raise LibraryError(f"{c.full_id}: {key} names unknown cause {target!r}")
         cids = [c.id for c in e.causes]

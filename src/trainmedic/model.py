@@ -99,6 +99,9 @@ class Cause:
     bottomed_as: str | None = None
     finished_as: str | None = None  # this stop, after the run said training finished, is that cause
     after_finish: bool = False  # named by another cause's finished_as: a stop that outlived the work
+    # The same error after the run made progress is that cause (a store the job cannot reach once it
+    # has trained is a store that went away)
+    mid_run_as: str | None = None
     work_mismatch: bool = False  # also read from timeouts at one sequence number in different operations
     store_overfull: bool = False  # read from a store barrier that counts more workers than the world size
     stranded_as: str | None = None  # an OOM whose own figures show more cached-but-free memory than it asked for

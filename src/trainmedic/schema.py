@@ -151,6 +151,8 @@ class CauseSpec(_Strict):
     # cause (one with `after_finish`): the processes outlived their work.
     finished_as: str | None = None
     after_finish: bool = False
+    # The same error after the run made progress is this other cause.
+    mid_run_as: str | None = None
     # Also read from the collective timeouts themselves: ranks that timed out in one sequence number
     # of a group, in different operations or sizes, were not running the same collective.
     work_mismatch: bool = False
@@ -266,6 +268,7 @@ def _to_entry(spec: EntrySpec, source: str) -> Entry:
             stranded_as=c.stranded_as,
             finished_as=c.finished_as,
             after_finish=c.after_finish,
+            mid_run_as=c.mid_run_as,
             work_mismatch=c.work_mismatch,
             store_overfull=c.store_overfull,
             data_wait_share=c.data_wait_share,

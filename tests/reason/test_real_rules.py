@@ -1579,3 +1579,16 @@ def test_a_line_that_dismisses_itself_is_a_notice_not_the_failure() -> None:
                                 ).verdict == "healthy"
     refused = Diagnoser().diagnose(setup + b"Error: the checksum failed and cannot be ignored\n")
     assert refused.verdict == "failure"
+
+
+def test_a_store_the_agent_cannot_reach_is_unreachable_at_start_and_lost_once_it_trained() -> None:
+    """RendezvousConnectionError: at start-up the agent never reached the store (a Ray cluster with few open
+    ports); after training progress, the store it reached went away (`mid_run_as`)."""
+    d = _diagnose("more33n-torchx-ray-cluster-c10d-store-unreachable-limited-ports")
+    assert d.primary is not None and d.primary.id == "rendezvous-failure/store-unreachable"
+    error = ("torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the C10d store "
+             "has failed. See inner exception for details.\n")
+    steps = "".join(f"{{'loss': {2.0 - i / 10:.2f}, 'learning_rate': 2e-05, 'epoch': 0.{i}}}\n" for i in range(1, 6))
+    lost = Diagnoser().diagnose((steps + error).encode())
+    assert lost.primary is not None and lost.primary.id == "peer-connection-lost/store-lost"
+    assert Diagnoser().diagnose(error.encode()).primary.id == "rendezvous-failure/store-unreachable"  # type: ignore[union-attr]

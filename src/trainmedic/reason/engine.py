@@ -293,7 +293,7 @@ def _unknown(ctx: Context, lines: Sequence[Line], first: Line, confidence_: floa
 def _verdict(ctx: Context) -> Diagnosis:
     events = build_events(ctx.library, list(ctx.scans))
     tables = [t for s in ctx.scans for t in s.memory_tables]
-    events = [_finished(ctx, _stranded(ctx.library, e, tables)) for e in events]
+    events = [_mid_run(ctx, _finished(ctx, _stranded(ctx.library, e, tables))) for e in events]
     events, confirmed = _link_kills(ctx, events)
     records = [r for s in ctx.scans for r in s.summaries]
     inputs = tuple(s.summary() for s in ctx.scans)
@@ -539,6 +539,17 @@ def _finished(ctx: Context, e: Event) -> Event:
     return replace(e, cause=target, role=ctx.library.cause(target).role, ambiguous=False,
                    evidence=(*e.evidence, Line(e.path, e.line, said, e.rank)),
                    fingerprints=((f"{target}#stopped-after-finish", e.weight),))
+
+
+def _mid_run(ctx: Context, e: Event) -> Event:
+    """An error its cause reads as a start-up failure, after its input showed training progress, is its
+    cause's `mid_run_as`: what the run could reach before is what went away."""
+    target = ctx.library.cause(e.cause).mid_run_as
+    if target is None or not any(p.line < e.line or any(r < e.line for r in p.rises)
+                                 for s in ctx.scans if s.path == e.path for p in s.progress.values()):
+        return e
+    return replace(e, cause=target, role=ctx.library.cause(target).role,
+                   fingerprints=((f"{target}#after-progress", e.weight),))
 
 
 def _line_scales(text: str) -> list[float]:
