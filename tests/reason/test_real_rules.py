@@ -432,6 +432,9 @@ def test_a_workers_own_traceback_through_its_loop_is_the_datasets_exception() ->
     ("more33h-sparse-rcnn-giou-assert-nan-boxes-lr", "nan-loss/nonfinite-loss"),
     # Windows' display watchdog ending a long kernel, a tqdm bar redrawn below it as the process exits
     ("more33k-kohya-lora-windows-4060ti-launch-timed-out-step3", "cuda-illegal-memory-access/launch-timeout"),
+    # the DeepSpeed launcher's "exits with return code = -7" (SIGBUS); torch <= 1.x's legacy "unexpected EOF."
+    ("more33o-neox-deepspeed-exit-minus7", "native-crash/bus-error"),
+    ("more33r-dsfd-pretrained-unexpected-eof-replaced", "corrupted-checkpoint/incomplete-write"),
     # nnU-Net's background workers (its export pool); Transformer Engine's FP8 on a card below 8.9; checkSameType
     # with both types on the GPU (a dtype clash: "CUDABFloat16Type does not equal torch.cuda.HalfTensor")
     ("more33h-nnunet-validation-export-workers-not-alive", "dataloader-worker-failure/worker-exited"),
