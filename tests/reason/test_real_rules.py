@@ -435,6 +435,9 @@ def test_a_workers_own_traceback_through_its_loop_is_the_datasets_exception() ->
     # the DeepSpeed launcher's "exits with return code = -7" (SIGBUS); torch <= 1.x's legacy "unexpected EOF."
     ("more33o-neox-deepspeed-exit-minus7", "native-crash/bus-error"),
     ("more33r-dsfd-pretrained-unexpected-eof-replaced", "corrupted-checkpoint/incomplete-write"),
+    # accelerate refusing a bitsandbytes model on another GPU; raw text left in the collator's batch
+    ("more33a-llamafactory-qlora-8bit-different-device", "hf-trainer-failure/device-map-distributed"),
+    ("more31j-argilla-trainer-mistral-sft-unable-to-create-tensor-text", "hf-trainer-failure/dataset-model-mismatch"),
     # nnU-Net's background workers (its export pool); Transformer Engine's FP8 on a card below 8.9; checkSameType
     # with both types on the GPU (a dtype clash: "CUDABFloat16Type does not equal torch.cuda.HalfTensor")
     ("more33h-nnunet-validation-export-workers-not-alive", "dataloader-worker-failure/worker-exited"),
