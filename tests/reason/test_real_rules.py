@@ -1598,3 +1598,14 @@ def test_a_store_the_agent_cannot_reach_is_unreachable_at_start_and_lost_once_it
     lost = Diagnoser().diagnose((steps + error).encode())
     assert lost.primary is not None and lost.primary.id == "peer-connection-lost/store-lost"
     assert Diagnoser().diagnose(error.encode()).primary.id == "rendezvous-failure/store-unreachable"  # type: ignore[union-attr]
+
+
+def test_a_store_barrier_that_counts_more_workers_than_ranks_is_a_shared_store() -> None:
+    """The barrier's timeout names its count: 16 workers for a world of 4 is another job in the same store.
+    Near-miss: fewer workers than ranks is a rank that never came (the store barrier's timeout)."""
+    d = _diagnose("more31e-pseco-store-barrier-world4-worker-count-16")
+    assert d.primary is not None and d.primary.id == "rendezvous-failure/store-shared-by-two-jobs"
+    late = (b"RuntimeError: Timed out initializing process group in store based barrier on rank: 0, for key: "
+            b"store_based_barrier_key:1 (world_size=4, worker_count=3, timeout=0:30:00)\n")
+    other = Diagnoser().diagnose(late)
+    assert other.primary is not None and other.primary.id == "nccl-timeout/store-barrier-timeout"

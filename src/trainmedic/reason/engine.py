@@ -293,7 +293,7 @@ def _unknown(ctx: Context, lines: Sequence[Line], first: Line, confidence_: floa
 def _verdict(ctx: Context) -> Diagnosis:
     events = build_events(ctx.library, list(ctx.scans))
     tables = [t for s in ctx.scans for t in s.memory_tables]
-    events = [_mid_run(ctx, _finished(ctx, _stranded(ctx.library, e, tables))) for e in events]
+    events = [_overfull(ctx, _mid_run(ctx, _finished(ctx, _stranded(ctx.library, e, tables)))) for e in events]
     events, confirmed = _link_kills(ctx, events)
     records = [r for s in ctx.scans for r in s.summaries]
     inputs = tuple(s.summary() for s in ctx.scans)
@@ -550,6 +550,19 @@ def _mid_run(ctx: Context, e: Event) -> Event:
         return e
     return replace(e, cause=target, role=ctx.library.cause(target).role,
                    fingerprints=((f"{target}#after-progress", e.weight),))
+
+
+def _overfull(ctx: Context, e: Event) -> Event:
+    """The store barrier's own timeout counts its workers ("Timed out initializing process group in store
+    based barrier on rank: 0, ... (world_size=4, worker_count=16, ...)"): more than the world size means
+    another job's processes, or a stale init file's entries, share the store (the cause with
+    `store_overfull`), not a rank that was late."""
+    counts = [(int(m[1]), int(m[2])) for ln in e.evidence[:4] if (m := _BARRIER_COUNT.search(ln.text[:2000]))]
+    target = next((c.full_id for c in ctx.library.causes() if c.store_overfull), None)
+    if target is None or e.cause == target or not any(count > world for world, count in counts):
+        return e
+    return replace(e, cause=target, role=ctx.library.cause(target).role, ambiguous=False,
+                   fingerprints=((f"{target}#barrier-counts-too-many", e.weight),))
 
 
 def _line_scales(text: str) -> list[float]:
@@ -1015,6 +1028,8 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
     return replace(base, verdict=verdict, primary=primary, collateral=coll)
 
 
+# the store barrier's count in its wait and timeout messages (torch 1.x-2.0)
+_BARRIER_COUNT = re.compile(r"\(world_size=(\d{1,6}), worker_count=(\d{1,6})")
 # torch's _store_based_barrier, every 10 s while the process group forms (torch 1.x-2.0).
 _STORE_WAIT = re.compile(r"Waiting in store based barrier to initialize process group for rank: (\d{1,6}), "
                          r"key: \S{1,200} \(world_size=(\d{1,6}), worker_count=(\d{1,6})")
