@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.helpers import diagnose_with
@@ -78,6 +78,10 @@ def test_random_bytes_never_raise(data: bytes, block: int) -> None:
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.text(max_size=80), max_size=60), st.sampled_from([8, 100, 4 << 20]))
+# (found by this test: an input whose first line is empty and whose next ends in CRLF, cut so that the CRLF
+# line starts a block; and a CRLF line that starts the second block only: one input, one line-end decision)
+@example(["", "00\x80\x80\r"], 8)
+@example(["aaaaaa", "b\r"], 8)
 def test_random_text_lines_split_anywhere(lines: list[str], block: int) -> None:
     data = ("\n".join(lines) + "\n" + "\n".join(_rank_lines(2, 2))).encode("utf-8", "surrogatepass")
     try:

@@ -17,24 +17,31 @@ MAX_LINE = 1 << 20
 _ANSI = re.compile(rb"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\n]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 
 
-def _crlf(block: bytes | bytearray) -> bool:
-    """Whether the block's lines end in CRLF, as its first line does: a file written on Windows ends
-    every line so. (Searching the whole block for CRLF would cost a second pass over every block of a
-    tqdm log, whose carriage returns are everywhere.)"""
-    nl = block.find(b"\n", 0, MAX_LINE)
-    return nl > 0 and block[nl - 1] == 13
+def line_ends(block: bytes | bytearray) -> bool | None:
+    """Whether the input's lines end in CRLF, as its first line with content does: a file written on
+    Windows ends every line so. None while the block holds no such line (only empty ones). (Searching
+    the whole block for CRLF would cost a second pass over every block of a tqdm log, whose carriage
+    returns are everywhere.)"""
+    start = 0
+    while start < len(block) and block[start] == 10:  # leading empty lines say nothing
+        start += 1
+    nl = block.find(b"\n", start, start + MAX_LINE)
+    if nl < 0:
+        return None
+    return nl > start and block[nl - 1] == 13
 
 
-def strip_ansi(block: bytes | bytearray) -> bytes:
+def strip_ansi(block: bytes | bytearray, crlf: bool | None = None) -> bytes:
     """The block without terminal colour codes, and with Windows line ends made plain: a fingerprint
-    that ends its line (`Killed[ \t]*$`) must match a log written on Windows or pasted with CRLF."""
+    that ends its line (`Killed[ \t]*$`) must match a log written on Windows or pasted with CRLF.
+    `crlf`: the input's line ends as decided on its first line (BlockSplitter), else read from the block."""
     out = _ANSI.sub(b"", block) if b"\x1b" in block else bytes(block)
-    return out.replace(b"\r\n", b"\n") if _crlf(out) else out
+    return out.replace(b"\r\n", b"\n") if (line_ends(out) if crlf is None else crlf) else out
 
 
-def needs_cleaning(block: bytes | bytearray) -> bool:
+def needs_cleaning(block: bytes | bytearray, crlf: bool | None = None) -> bool:
     """Whether strip_ansi would change the block (a cheap byte search, no copy)."""
-    return b"\x1b" in block or _crlf(block)
+    return b"\x1b" in block or bool(line_ends(block) if crlf is None else crlf)
 
 
 class BlockSplitter:
@@ -45,6 +52,9 @@ class BlockSplitter:
         self._carry = b""
         self._skipping = False  # inside an over-long line whose head was already emitted
         self.cut = 0  # lines longer than max_line, read only to their first max_line bytes
+        # The input's line ends, decided once on its first line with content: cut anywhere, every block
+        # of one input is cleaned alike (a block whose first line happens to end in CRLF decides nothing).
+        self.crlf: bool | None = None
 
     @property
     def pending(self) -> int:
@@ -64,7 +74,7 @@ class BlockSplitter:
             if len(data) > self.max_line:
                 self._carry, self._skipping = b"", True
                 self.cut += 1
-                return strip_ansi(data[: self.max_line] + b"\n")
+                return self.clean(data[: self.max_line] + b"\n")
             self._carry = data
             return None
         # One copy per block: the held-back line and the chunk up to its last newline.
@@ -77,12 +87,18 @@ class BlockSplitter:
             head += self._carry[: self.max_line] + b"\n"
             self._carry, self._skipping = b"", True
             self.cut += 1
-        return strip_ansi(head)
+        return self.clean(head)
 
     def finish(self) -> bytes | None:
         """The last line when the input does not end with a newline."""
         carry, self._carry = self._carry, b""
-        return strip_ansi(carry) if carry else None
+        return self.clean(carry) if carry else None
+
+    def clean(self, block: bytes | bytearray) -> bytes:
+        """strip_ansi with the input's line ends, decided on the first block that shows them."""
+        if self.crlf is None:
+            self.crlf = line_ends(block)
+        return strip_ansi(block, self.crlf)
 
 
 def iter_blocks(stream: BinaryIO, block_size: int = BLOCK, max_line: int = MAX_LINE,
