@@ -14,6 +14,7 @@ from typing import BinaryIO
 
 BLOCK = 4 << 20
 MAX_LINE = 1 << 20
+_EMPTY_LINES = re.compile(rb"\n*")
 _ANSI = re.compile(rb"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\n]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 
 
@@ -22,9 +23,7 @@ def line_ends(block: bytes | bytearray) -> bool | None:
     Windows ends every line so. None while the block holds no such line (only empty ones). (Searching
     the whole block for CRLF would cost a second pass over every block of a tqdm log, whose carriage
     returns are everywhere.)"""
-    start = 0
-    while start < len(block) and block[start] == 10:  # leading empty lines say nothing
-        start += 1
+    start = _EMPTY_LINES.match(block).end()  # type: ignore[union-attr]  # matches always; empty lines say nothing
     nl = block.find(b"\n", start, start + MAX_LINE)
     if nl < 0:
         return None

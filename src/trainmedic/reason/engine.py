@@ -558,8 +558,10 @@ def _overfull(ctx: Context, e: Event) -> Event:
     another job's processes, or a stale init file's entries, share the store (the cause with
     `store_overfull`), not a rank that was late."""
     counts = [(int(m[1]), int(m[2])) for ln in e.evidence[:4] if (m := _BARRIER_COUNT.search(ln.text[:2000]))]
+    if not any(count > world for world, count in counts):
+        return e
     target = next((c.full_id for c in ctx.library.causes() if c.store_overfull), None)
-    if target is None or e.cause == target or not any(count > world for world, count in counts):
+    if target is None or e.cause == target:
         return e
     return replace(e, cause=target, role=ctx.library.cause(target).role, ambiguous=False,
                    fingerprints=((f"{target}#barrier-counts-too-many", e.weight),))
