@@ -93,11 +93,15 @@ class BlockSplitter:
         carry, self._carry = self._carry, b""
         return self.clean(carry) if carry else None
 
-    def clean(self, block: bytes | bytearray) -> bytes:
-        """strip_ansi with the input's line ends, decided on the first block that shows them."""
+    def line_ends(self, block: bytes | bytearray) -> bool | None:
+        """The input's line ends, decided on the first block that shows them, then kept."""
         if self.crlf is None:
             self.crlf = line_ends(block)
-        return strip_ansi(block, self.crlf)
+        return self.crlf
+
+    def clean(self, block: bytes | bytearray) -> bytes:
+        """strip_ansi with the input's line ends."""
+        return strip_ansi(block, self.line_ends(block))
 
 
 def iter_blocks(stream: BinaryIO, block_size: int = BLOCK, max_line: int = MAX_LINE,

@@ -25,7 +25,7 @@ from trainmedic.logs.attribution import (
     rank_from_path,
     split_prefix,
 )
-from trainmedic.logs.blocks import BLOCK, MAX_LINE, BlockSplitter, line_ends, needs_cleaning, strip_ansi
+from trainmedic.logs.blocks import BLOCK, MAX_LINE, BlockSplitter, needs_cleaning, strip_ansi
 from trainmedic.logs.sources import InputError, Source, looks_binary
 from trainmedic.logs.tracebacks import (
     CHAIN,
@@ -1026,9 +1026,7 @@ class ScanState:
             self._add(bytes(block))
         else:
             # bytearray offers every bytes method the scan uses, so the block is queued as read.
-            if self._splitter.crlf is None:
-                self._splitter.crlf = line_ends(block)
-            crlf = self._splitter.crlf
+            crlf = self._splitter.line_ends(block)
             ready: bytes = strip_ansi(block, crlf) if needs_cleaning(block, crlf) else block  # type: ignore[assignment]
             self._enqueue(ready)
         self._step(force=False)
