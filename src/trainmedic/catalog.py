@@ -126,6 +126,16 @@ class Library:
         return {c.full_id: c.confirmed_as for c in self.causes() if c.confirmed_as}
 
     @functools.cached_property
+    def store_overfull(self) -> str | None:
+        """The cause for a store that counts more workers than the job has ranks (None: the library has none)."""
+        return next((c.full_id for c in self.causes() if c.store_overfull), None)
+
+    @functools.cached_property
+    def work_mismatch(self) -> str | None:
+        """The cause for ranks that ran different collectives at one sequence number (None: the library has none)."""
+        return next((c.full_id for c in self.causes() if c.work_mismatch), None)
+
+    @functools.cached_property
     def fallbacks(self) -> frozenset[str]:
         """Causes that stand for a failure no signature knows (they lead only when nothing else does)."""
         return frozenset(c.full_id for c in self.causes() if c.fallback)

@@ -443,10 +443,18 @@ def test_a_workers_own_traceback_through_its_loop_is_the_datasets_exception() ->
     ("more33h-nnunet-validation-export-workers-not-alive", "dataloader-worker-failure/worker-exited"),
     ("more33j-te-fp8-autocast-rtx3090-capability", "hf-trainer-failure/mixed-precision-unsupported"),
     ("more33j-simpletuner-sdxl-bf16-grad-output-half-weight", "dtype-mismatch/incompatible-dtypes"),
+    # a library's constructor or private function called against another release's signature
+    ("more32l-sotr-trainer-init-takes-1-positional-newer-detectron2", "dependency-version-mismatch/api-changed"),
+    ("more32s-nemo-tacotron2-colab-hydra-runner-run-hydra-missing-args", "dependency-version-mismatch/api-changed"),
 ])
 def test_metric_and_launcher_wordings_across_versions(case_id: str, cause: str) -> None:
     d = _diagnose(case_id)
     assert d.primary is not None and d.primary.id == cause, d.primary
+
+
+def test_a_public_function_called_with_the_wrong_arguments_is_the_codes_own_error() -> None:
+    d = _diagnose("more32e-modulus-corrdiff-training-loop-called-twice-typeerror")
+    assert d.primary is not None and d.primary.id == "unclassified-failure/uncaught-exception", d.primary
 
 
 def test_a_nan_eval_loss_while_training_goes_on_is_a_warning() -> None:

@@ -560,7 +560,7 @@ def _overfull(ctx: Context, e: Event) -> Event:
     counts = [(int(m[1]), int(m[2])) for ln in e.evidence[:4] if (m := _BARRIER_COUNT.search(ln.text[:2000]))]
     if not any(count > world for world, count in counts):
         return e
-    target = next((c.full_id for c in ctx.library.causes() if c.store_overfull), None)
+    target = ctx.library.store_overfull
     if target is None or e.cause == target:
         return e
     return replace(e, cause=target, role=ctx.library.cause(target).role, ambiguous=False,
@@ -844,7 +844,7 @@ def _work_mismatch(ctx: Context, base: Diagnosis, events: list[Event]) -> Diagno
     ALLREDUCE on ranks 1 and 2, a BROADCAST on rank 3): they were not running the same collective, so
     nothing was late; the code called different collectives on different ranks. The rank whose
     operation the fewest share took the other path."""
-    target = next((c.full_id for c in ctx.library.causes() if c.work_mismatch), None)
+    target = ctx.library.work_mismatch
     if target is None:
         return None
     for seq, by_op in ranks.collectives_that_differ(events):
@@ -1066,7 +1066,7 @@ def _stuck_in_store_barrier(ctx: Context, base: Diagnosis) -> Diagnosis | None:
         count = max(w[2] for _, w in lines) if waits else len(came)
         if waits and count > world:
             # (without a cause for it in the library, the barrier that can never complete is still a hang)
-            shared = next((c.full_id for c in ctx.library.causes() if c.store_overfull), HANG)
+            shared = ctx.library.store_overfull or HANG
             # More workers checked in than the job has ranks: another job's ranks, or a stale init file's
             # entries, are in the same store; the count will never equal the world size.
             why = (f"the log ends while rank {waits[-1][1][0]} waits in the store barrier that forms the process "
