@@ -446,10 +446,35 @@ def test_a_workers_own_traceback_through_its_loop_is_the_datasets_exception() ->
     # a library's constructor or private function called against another release's signature
     ("more32l-sotr-trainer-init-takes-1-positional-newer-detectron2", "dependency-version-mismatch/api-changed"),
     ("more32s-nemo-tacotron2-colab-hydra-runner-run-hydra-missing-args", "dependency-version-mismatch/api-changed"),
+    # THC's "arguments are located on different GPUs" (torch 0.x); an extension's undefined caffe2:: symbol;
+    # the Trainer asking for max_steps with a dataset of no length; DETR's box check on NaN predictions
+    ("more34f-opennmt-py27-dataparallel-different-gpus", "device-mismatch/tensors-on-different-devices"),
+    ("more34a-detectron2-train-net-c-undefined-typemeta", "missing-cuda-libraries/extension-abi-mismatch"),
+    ("more34d-datasets-whisper-seq2seq-no-len-max-steps", "hf-trainer-failure/invalid-training-arguments"),
+    ("more34a-istr-giou-degenerate-pred-boxes", "nan-loss/nonfinite-loss"),
 ])
 def test_metric_and_launcher_wordings_across_versions(case_id: str, cause: str) -> None:
     d = _diagnose(case_id)
     assert d.primary is not None and d.primary.id == cause, d.primary
+
+
+@pytest.mark.parametrize("case_id", [
+    # TORCH_LOGS=recompiles output: "triggered by the following guard failure(s)" is debug output
+    "more34e-dynamo-recompile-empty-guard-reason",
+])
+def test_what_a_record_at_info_level_says_is_not_a_failure(case_id: str) -> None:
+    d = _diagnose(case_id)
+    assert d.verdict == "healthy", d.primary
+
+
+@pytest.mark.parametrize("case_id", [
+    "more31f-unsloth-gemma3-grpo-no-vllm-engine",  # "'Gemma3...' object has no attribute 'vllm_engine'"
+    "more32l-cyclegan-test-py-instead-of-train-latest-net-missing",  # "No such file or directory: '...pth'"
+])
+def test_an_exception_message_pasted_without_its_class_is_still_a_failure(case_id: str) -> None:
+    d = _diagnose(case_id)
+    assert d.verdict == "failure" and d.primary is not None
+    assert d.primary.id == "unclassified-failure/error-lines", d.primary
 
 
 def test_a_public_function_called_with_the_wrong_arguments_is_the_codes_own_error() -> None:

@@ -120,6 +120,9 @@ WARNING_LEVEL: tuple[Pattern, ...] = (
     # reports, as an epoch's "the following errors occurred" summary of skipped samples does
     Pattern("info-record", r"- INFO -|\[INFO[\]|]|\| INFO +\||(?:^|\] |\d )INFO[: ]|(?:^|\[)I\d{4} \d\d:\d\d:\d\d\.\d",
             "warning"),
+    # torch's TORCH_LOGS artifacts ("[0/1] [__recompiles] Recompiling function forward ... triggered by the
+    # following guard failure(s)", "[__graph_breaks]"): debug output the user asked for, whatever it says
+    Pattern("info-torch-logs", r"\[__[a-z_]{2,40}\] ", "warning"),
 )
 
 
