@@ -452,6 +452,8 @@ def test_a_workers_own_traceback_through_its_loop_is_the_datasets_exception() ->
     ("more34a-detectron2-train-net-c-undefined-typemeta", "missing-cuda-libraries/extension-abi-mismatch"),
     ("more34d-datasets-whisper-seq2seq-no-len-max-steps", "hf-trainer-failure/invalid-training-arguments"),
     ("more34a-istr-giou-degenerate-pred-boxes", "nan-loss/nonfinite-loss"),
+    # transformers naming the optional package it needs ("requires Accelerate: `pip install accelerate`")
+    ("more34k-lsf-dtu-paligemma-device-map-requires-accelerate", "dependency-version-mismatch/module-missing"),
 ])
 def test_metric_and_launcher_wordings_across_versions(case_id: str, cause: str) -> None:
     d = _diagnose(case_id)
@@ -475,6 +477,27 @@ def test_an_exception_message_pasted_without_its_class_is_still_a_failure(case_i
     d = _diagnose(case_id)
     assert d.verdict == "failure" and d.primary is not None
     assert d.primary.id == "unclassified-failure/error-lines", d.primary
+
+
+@pytest.mark.parametrize(("case_id", "cause"), [
+    ("more34k-lsf-dtu-rl-agent-term-memlimit-1g-killed", "host-oom/oom-killer"),  # TERM_MEMLIMIT + bash's Killed
+    ("more34k-lsf-dtu-starpilot-term-admin-keyboardinterrupt", "scheduler-termination/cancelled"),  # TERM_ADMIN
+    ("more34k-lsf-dtu-painn-wandb-term-owner-exit-143", "scheduler-termination/cancelled"),  # TERM_OWNER
+])
+def test_lsfs_job_report_names_why_the_job_ended(case_id: str, cause: str) -> None:
+    d = _diagnose(case_id)
+    assert d.primary is not None and d.primary.id == cause, d.primary
+
+
+@pytest.mark.parametrize("case_id", [
+    # LSF's "Successfully completed." after an echoed job script ("#BSUB -e x.err  # Standard error file")
+    "more34k-healthy-lsf-dtu-unet-cv-val-loss-jumps-completed",
+    # TensorFlow's CUDA plugins registered twice, at glog's E level, in a PyTorch job
+    "more34h-healthy-bert-finetune-tf-cufft-factory-errors",
+])
+def test_a_finished_job_or_import_noise_is_not_a_failure(case_id: str) -> None:
+    d = _diagnose(case_id)
+    assert d.verdict == "healthy", d.primary
 
 
 def test_a_public_function_called_with_the_wrong_arguments_is_the_codes_own_error() -> None:

@@ -76,7 +76,9 @@ PROGRESS: tuple[Pattern, ...] = (
             r"[Tt]raining done|[Tt]raining (?:of \w+ )?is (?:done|finished|complete)|[Ss]aving final|"
             r"WorkerState\.SUCCEEDED|worker group successfully finished|"
             # wandb.finish() reports the script's exit: "(success)" for 0, "(failed 1)" otherwise
-            r"Waiting for W&B process to finish\.\.\. \(success\))", "done"),
+            r"Waiting for W&B process to finish\.\.\. \(success\)|"
+            # IBM LSF's job report on a job whose command exited 0
+            r"^Successfully completed\.[ \t]*\r?$)", "done"),
     # A script's own last word: a line that is only "done", "finished", "complete" (after any prefix).
     Pattern("bare-done", r"(?:^|\]:? ?|\d: )(?:[Dd]one|DONE|[Ff]inished|FINISHED|[Cc]ompleted?)[.!]?[ \t]*\r?$",
             "done"),
@@ -113,6 +115,11 @@ WARNING_LEVEL: tuple[Pattern, ...] = (
     # whatever words of failure it quotes
     Pattern("self-dismissed", r"\b(?:[Nn]ot an error|(?:can|may|should) (?:safely )?be (?:safely )?ignored|"
             r"safe to ignore|[Yy]ou can (?:safely )?ignore|[Pp]lease ignore)\b", "warning"),
+    # TensorFlow's import noise in PyTorch jobs (transformers imports an installed TensorFlow): its CUDA
+    # plugins registered twice, logged at glog's E level ("E0000 ... cuda_dnn.cc:8310] Unable to register
+    # cuDNN factory: Attempting to register factory for plugin cuDNN when one has already been registered")
+    Pattern("tf-plugin-registered-twice", r"Attempting to register factory for plugin \w+ when one has already been "
+            r"registered|computation placer already registered", "warning"),
     # NCCL's INFO level ("NCCL INFO NET/Plugin: Failed to find ncclNetPlugin_v8 symbol."): below a warning
     Pattern("info-nccl", r"NCCL INFO\b", "warning"),
     # A log record at INFO level (logging's "- INFO -" and "INFO:root:", DeepSpeed's and HF's "[INFO]"/"[INFO|",
