@@ -454,6 +454,9 @@ def test_a_workers_own_traceback_through_its_loop_is_the_datasets_exception() ->
     ("more34a-istr-giou-degenerate-pred-boxes", "nan-loss/nonfinite-loss"),
     # transformers naming the optional package it needs ("requires Accelerate: `pip install accelerate`")
     ("more34k-lsf-dtu-paligemma-device-map-requires-accelerate", "dependency-version-mismatch/module-missing"),
+    # an index tensor on another GPU (torch 1.13+); VS Code's notebook saying its kernel crashed
+    ("more34n-gpytorch-multigpu-exact-gp-indices-device-cuda1", "device-mismatch/tensors-on-different-devices"),
+    ("more34n-fingpt-int4-chatglm-trainer-vscode-kernel-crashed", "unclassified-failure/process-exited"),
 ])
 def test_metric_and_launcher_wordings_across_versions(case_id: str, cause: str) -> None:
     d = _diagnose(case_id)

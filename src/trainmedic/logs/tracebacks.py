@@ -151,7 +151,8 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
     cut = state == "frames" and not exceptions and own < MAX_OWN_LINES and len(frames) >= 2
     if not exceptions and not ((interrupted or cut) and frames):
         return None
-    interrupted = interrupted or any(e.startswith("KeyboardInterrupt") for e in exceptions[-1:])
+    interrupted = interrupted or any(e.startswith("KeyboardInterrupt") or _AGENT_SIGINT.search(e) is not None
+                                     for e in exceptions[-1:])
     # Neither Python's header nor an exception: frames a stack printer wrote (traceback.print_stack,
     # pystack, a periodic stack logger) of a process that was alive, not an error it raised.
     sample = headless and not exceptions
@@ -163,6 +164,8 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
 
 _GLUED_FRAME = re.compile(r'File "[^"\n]{1,1000}", line \d{1,9}, in ')
 _EXCEPTION_START = re.compile(r"[A-Za-z_][\w.]{0,200}: ")  # "RuntimeError: ... File "code.py", line 3, in f"
+# torchrun's agent on Ctrl-C: its handler raises SignalException for SIGINT (2), as Python raises KeyboardInterrupt
+_AGENT_SIGINT = re.compile(r"\bSignalException: Process \d{1,10} got signal: 2[ \t]*$")
 _EXCEPTION_LINE = re.compile(r"[A-Za-z_][\w.]{0,200}(?::|$)")  # "KeyError: 'x'", "KeyboardInterrupt"
 # What an exception line starts with: a class name (capitalised, or dotted with its module: "socket.timeout",
 # "_queue.Empty"), possibly in a paste's markdown bold or code marks.
