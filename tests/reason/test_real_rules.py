@@ -457,6 +457,8 @@ def test_a_workers_own_traceback_through_its_loop_is_the_datasets_exception() ->
     # an index tensor on another GPU (torch 1.13+); VS Code's notebook saying its kernel crashed
     ("more34n-gpytorch-multigpu-exact-gp-indices-device-cuda1", "device-mismatch/tensors-on-different-devices"),
     ("more34n-fingpt-int4-chatglm-trainer-vscode-kernel-crashed", "unclassified-failure/process-exited"),
+    # GPT-NeoX's overflow monitor giving up after 50 skipped steps in a row
+    ("more34u-neox-overflow-50-skipped", "grad-scaler-overflow/repeated-overflow"),
 ])
 def test_metric_and_launcher_wordings_across_versions(case_id: str, cause: str) -> None:
     d = _diagnose(case_id)
@@ -497,6 +499,8 @@ def test_lsfs_job_report_names_why_the_job_ended(case_id: str, cause: str) -> No
     "more34k-healthy-lsf-dtu-unet-cv-val-loss-jumps-completed",
     # TensorFlow's CUDA plugins registered twice, at glog's E level, in a PyTorch job
     "more34h-healthy-bert-finetune-tf-cufft-factory-errors",
+    # Ray Train's controller: "[State Transition] RUNNING -> FINISHED." after worker-group start-up retries
+    "more34q-healthy-ray-train-worker-group-startup-timeout-autoscale-retry",
 ])
 def test_a_finished_job_or_import_noise_is_not_a_failure(case_id: str) -> None:
     d = _diagnose(case_id)
