@@ -67,6 +67,7 @@ CASES = [
     "more30j-stargan-vc-hifigan-mels-epoch43-nan-inf",  # a metrics table's rows read NaN
     "more4-pytorch-dataloaderiter-del-every-epoch",  # an ignored teardown traceback, training goes on
     "dlw-hang-interrupt-19258",  # Ctrl-C over a run stuck in the DataLoader
+    "more34k-healthy-lsf-dtu-unet-cv-val-loss-jumps-completed",  # LSF's "Successfully completed." ends the run
 ]
 
 

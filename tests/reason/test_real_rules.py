@@ -459,6 +459,8 @@ def test_a_workers_own_traceback_through_its_loop_is_the_datasets_exception() ->
     ("more34n-fingpt-int4-chatglm-trainer-vscode-kernel-crashed", "unclassified-failure/process-exited"),
     # GPT-NeoX's overflow monitor giving up after 50 skipped steps in a row
     ("more34u-neox-overflow-50-skipped", "grad-scaler-overflow/repeated-overflow"),
+    # torch.distributed.checkpoint's reader: "req MetadataIndex(...) mismatch sizes torch.Size([..]) vs ..."
+    ("more33g-lightning-fsdp-sharded-ckpt-size-mismatch", "checkpoint-load-mismatch/state-dict-mismatch"),
 ])
 def test_metric_and_launcher_wordings_across_versions(case_id: str, cause: str) -> None:
     d = _diagnose(case_id)

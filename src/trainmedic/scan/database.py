@@ -78,7 +78,7 @@ PROGRESS: tuple[Pattern, ...] = (
             # wandb.finish() reports the script's exit: "(success)" for 0, "(failed 1)" otherwise
             r"Waiting for W&B process to finish\.\.\. \(success\)|"
             # IBM LSF's job report on a job whose command exited 0; Ray Train's controller at the end of a run
-            r"^Successfully completed\.[ \t]*\r?$|\[State Transition\] [A-Z_]+ -> FINISHED\.)", "done"),
+            r"\bSuccessfully completed\.[ \t]*\r?$|\[State Transition\] [A-Z_]+ -> FINISHED\.)", "done"),
     # A script's own last word: a line that is only "done", "finished", "complete" (after any prefix).
     Pattern("bare-done", r"(?:^|\]:? ?|\d: )(?:[Dd]one|DONE|[Ff]inished|FINISHED|[Cc]ompleted?)[.!]?[ \t]*\r?$",
             "done"),
