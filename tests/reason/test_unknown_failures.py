@@ -424,3 +424,22 @@ def test_an_exception_or_argparse_error_right_below_a_warning_is_its_own_record(
     # Near miss: the words a warning's message goes on with stay part of it.
     goes_on = b"Failure to do this will result in PyTorch skipping the first value of the schedule.\n"
     assert Diagnoser().diagnose(Named("run.log", STEPS + warn + goes_on)).verdict == "healthy"
+
+
+@pytest.mark.parametrize("crash", [
+    # Abseil's handler (Ray's workers, TensorFlow, JAX), then its frames
+    b"(RayTrainWorker pid=7315) *** SIGABRT received at time=1734086759 ***\n"
+    b"(RayTrainWorker pid=7315) PC: @        0x19ea96600  (unknown)  __pthread_kill\n",
+    # glog's handler
+    b'*** Aborted at 1734086759 (unix time) try "date -d @1734086759" if you are using GNU date ***\n'
+    b"*** SIGSEGV (@0x0) received by PID 4242 (TID 0x7f3b2c7fe700) from PID 0; stack trace: ***\n",
+    # PALS mpiexec on a rank's death
+    b"rank 0 died from signal 11 and dumped core\n",
+    # the shell's epitaph right after a progress line the terminal left unfinished
+    b"165376/296960 [===============>..............] - ETA: 365s - loss: 2.1371Killed\n",
+])
+def test_a_crash_handlers_report_is_a_failure_without_the_native_crash_entries(crash: bytes) -> None:
+    less = unknown.without(unknown.without(load_library(), "native-crash"), "host-oom")
+    d = Diagnoser(less).diagnose(Named("run.log", STEPS + crash))
+    assert d.verdict == "failure" and d.primary is not None, d.notes
+    assert d.primary.id == "unclassified-failure/error-lines", d.primary
