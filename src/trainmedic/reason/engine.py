@@ -1034,7 +1034,7 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
 _BARRIER_COUNT = re.compile(r"\(world_size=(\d{1,6}), worker_count=(\d{1,6})")
 # torch's _store_based_barrier, every 10 s while the process group forms (torch 1.x-2.0).
 _STORE_WAIT = re.compile(r"Waiting in store based barrier to initialize process group for rank: (\d{1,6}), "
-                         r"key: \S{1,200} \(world_size=(\d{1,6}), worker_count=(\d{1,6})")
+                         r"key: \S{1,200} " + _BARRIER_COUNT.pattern)
 # Lightning's line as each process joins ("initializing ddp: GLOBAL_RANK: 1, MEMBER: 2/8" in 1.x,
 # "Initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/8" since): the world size it took from the
 # cluster environment (SLURM's tasks, devices x num_nodes), and who came.
