@@ -94,6 +94,17 @@ def test_nan_that_persists_in_the_metrics_is_a_failure() -> None:
     assert d.primary is not None and d.primary.id == "nan-loss/nonfinite-loss"
 
 
+def test_a_loss_that_was_never_finite_is_a_failure_from_its_first_line() -> None:
+    # The only loss line the run printed reads NaN: nothing says it ever trained. One NaN after finite
+    # losses may be one bad batch, so that alone stays a note.
+    d = _diagnose("more32t-chatglm3-ptuning-deepspeed-loss-nan-from-step1")
+    assert d.verdict == "failure" and d.primary is not None and d.primary.id == "nan-loss/nonfinite-loss"
+    log = "".join(f"Epoch: 0, step: {i}, global_step:{i}, loss: {x}\nstep: {i}-1-1\n"
+                  for i, x in enumerate(["2.31", "2.07", "nan"]))
+    d = Diagnoser().diagnose(Named("output.log", log.encode()))
+    assert d.primary is None or d.primary.id != "nan-loss/nonfinite-loss"
+
+
 def test_a_scheduler_time_limit_is_not_a_hang() -> None:
     d = _diagnose("mr-lightning-slurm-time-limit")
     assert d.primary is not None and d.primary.id == "scheduler-termination/time-limit"

@@ -54,11 +54,19 @@ def _earliest_run(library: Library, progress: dict[int | None, RankProgress], cl
     return cause, first, r
 
 
+def _never_finite_or_run(p: RankProgress) -> Run | None:
+    run = p.nonfinite
+    if run is None or (run[2] < NONFINITE_LINES and p.loss_min is not None):
+        return None
+    return run
+
+
 def nonfinite(library: Library, progress: dict[int | None, RankProgress]) -> Pattern | None:
     """The rank whose loss turned NaN or Inf earliest and never came back, over two metric lines or
     more, for the first cause that claims the shape. A loss that came back finite was one bad batch,
-    not this; one last line alone may be that batch too."""
-    found = _earliest_run(library, progress, lambda c: c.loss_nonfinite, lambda p: p.nonfinite, NONFINITE_LINES)
+    not this; one last line alone may be that batch too, unless the rank never printed a finite loss
+    at all: then nothing says it ever trained."""
+    found = _earliest_run(library, progress, lambda c: c.loss_nonfinite, _never_finite_or_run, 1)
     if found is None:
         return None
     cause, first, (line, text, _) = found
