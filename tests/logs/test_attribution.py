@@ -30,6 +30,10 @@ from trainmedic.logs.attribution import host_from_path, parse_time, rank_from_pa
          "ValueError: Caught ValueError in DataLoader worker process 0."),
         ("INFO: starting", None, None, "INFO: starting"),
         ("Rank 3: loss is 0.41", 3, None, "loss is 0.41"),  # a script's own print(f"Rank {rank}: ...")
+        # a logging header whose last field is the rank (OLMo), and a call's keyword that is not one
+        ("CRITICAL [olmo.util:158, rank=2] Uncaught OLMoThreadError: data thread 3 failed", 2, None,
+         "CRITICAL [olmo.util:158, rank=2] Uncaught OLMoThreadError: data thread 3 failed"),
+        ("init_process_group(rank=2) [done]", None, None, "init_process_group(rank=2) [done]"),
         ("Rank 3 failed to pass monitoredBarrier in 1800000 ms", None, None,
          "Rank 3 failed to pass monitoredBarrier in 1800000 ms"),  # a message about a rank, not its own line
         # Ray's prefix on a remote actor's lines (verl, OpenRLHF), then torchrun's
