@@ -472,6 +472,18 @@ def test_a_workers_own_traceback_through_its_loop_is_the_datasets_exception() ->
     ("more34u-neox-overflow-50-skipped", "grad-scaler-overflow/repeated-overflow"),
     # torch.distributed.checkpoint's reader: "req MetadataIndex(...) mismatch sizes torch.Size([..]) vs ..."
     ("more33g-lightning-fsdp-sharded-ckpt-size-mismatch", "checkpoint-load-mismatch/state-dict-mismatch"),
+    # os.fork refused memory when workers start ("OSError: [Errno 12] Cannot allocate memory"), Python 2 and 3
+    ("more35g-reid-test-loop-fork-enomem", "host-oom/cpu-allocation-failure"),
+    ("more35g-resnext-epoch-start-fork-enomem", "host-oom/cpu-allocation-failure"),
+    # joblib's loky pool naming its dead worker's signal; torch<=1.7's distribution check without the tensor
+    ("more35b-sovits-fork-joblib-worker-sigkill-colab", "host-oom/sigkill"),
+    ("more35d-bidexhands-ppo-multivariate-normal-loc-invalid", "nan-loss/nonfinite-loss"),
+    # Accelerate's load_state given a weights file; Lightning 2.0's Trainer without add_argparse_args
+    ("more35a-lora-scripts-resume-points-at-safetensors-not-state-dir", "hf-trainer-failure/checkpoint-not-found"),
+    ("more35b-piper-lightning-add-argparse-args", "dependency-version-mismatch/api-changed"),
+    # a loss term's own name reading nan ("train_mel_loss_before = nan."); Hydra's report that the app raised
+    ("more35b-tensorflowtts-fastspeech2-mel-loss-nan", "nan-loss/nonfinite-loss"),
+    ("more35b-fish-speech-hydra-model-config-missing", "unclassified-failure/uncaught-exception"),
 ])
 def test_metric_and_launcher_wordings_across_versions(case_id: str, cause: str) -> None:
     d = _diagnose(case_id)
