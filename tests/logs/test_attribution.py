@@ -114,6 +114,10 @@ def test_ranks_named_by_launchers_and_messages() -> None:
     assert rank_in_text("Parameter indices which did not receive grad for rank 2: 362 363") == 2
     assert rank_in_text("RuntimeError: [2]: params[4] in this process with sizes [243, 256] appears not to match") == 2
     assert rank_in_text("step 200 loss 0.5 rank-wise balanced") is None
+    # an exception that opens with the rank that raised it (Megatron's grad-norm check); a rank as a value is not one
+    nan = "AssertionError: Rank 11: found NaN in local grad norm in backward pass before data-parallel communication"
+    assert rank_in_text(nan) == 11
+    assert rank_in_text("ValueError: rank 3 is larger than the world size 2") is None
     # NCCL's proxy thread names its own rank; mpirun's first failed process is the last number
     proxy = "node1:22337:22453 [6] proxy.cc:1097 NCCL WARN [Proxy Service 14] Failed to execute operation Connect"
     assert rank_in_text(proxy) == 14

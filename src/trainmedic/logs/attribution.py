@@ -77,6 +77,9 @@ _MESSAGE_RANK = re.compile(
     r"\b(?:for|on) rank (\d{1,6})\b"  # DDP: "did not receive grad for rank 2"
     r"|\[(?:[Rr]ank ?|default)(\d{1,6})\]"  # NCCL's "[Rank 2]", a prefix pushed off the line start
     r"|(?:Error|Exception): \[(\d{1,6})\]: "  # DDP's parameter check: "RuntimeError: [2]: params[4] ..."
+    # an exception whose message opens with the rank that raised it: Megatron's grad-norm check ("AssertionError:
+    # Rank 11: found NaN in local grad norm ...", the global rank)
+    r"|(?:Error|Exception): [Rr]ank (\d{1,6}): "
     r"|\[Proxy Service (\d{1,6})\] Failed"  # NCCL's proxy thread of that rank failed an operation
 )
 
