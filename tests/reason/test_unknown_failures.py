@@ -443,3 +443,16 @@ def test_a_crash_handlers_report_is_a_failure_without_the_native_crash_entries(c
     d = Diagnoser(less).diagnose(Named("run.log", STEPS + crash))
     assert d.verdict == "failure" and d.primary is not None, d.notes
     assert d.primary.id == "unclassified-failure/error-lines", d.primary
+
+
+# Ultralytics' training row (trainer.py: "%11s" * 2 + "%11.4g" * (2 + losses)): epoch, GPU memory, each loss term.
+YOLO = "{:>11}{:>11}{:>11}{:>11}{:>11}{:>11}{:>11}: 100%|##########| 8/8 [00:02<00:00,  3.02it/s]\n"
+
+
+def test_a_yolo_row_whose_loss_columns_read_nan_is_the_nan_failure() -> None:
+    rows = [YOLO.format(f"{e}/10", "3.71G", *(x, x, x), 24, 640) for e, x in
+            enumerate(["1.234", "1.102", "nan", "nan", "nan"], 1)]
+    d = Diagnoser().diagnose(Named("train.log", "".join(rows).encode()))
+    assert d.verdict == "failure" and d.primary is not None and d.primary.id == "nan-loss/nonfinite-loss"
+    finite = [YOLO.format(f"{e}/10", "3.71G", x, x, x, 24, 640) for e, x in enumerate(["1.234", "1.102", "0.98"], 1)]
+    assert Diagnoser().diagnose(Named("train.log", "".join(finite).encode())).verdict == "healthy"
