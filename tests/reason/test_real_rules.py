@@ -484,6 +484,13 @@ def test_a_workers_own_traceback_through_its_loop_is_the_datasets_exception() ->
     # a loss term's own name reading nan ("train_mel_loss_before = nan."); Hydra's report that the app raised
     ("more35b-tensorflowtts-fastspeech2-mel-loss-nan", "nan-loss/nonfinite-loss"),
     ("more35b-fish-speech-hydra-model-config-missing", "unclassified-failure/uncaught-exception"),
+    # Accelerate's debug-mode shape check; the RNN kernels' device check; torch's own library failing to bind a
+    # runtime symbol at import; transformers' "state dictionary ... corrupted" (a base-model prefix mismatch)
+    ("more36a-accelerate-debug-mode-broadcast-shape-mismatch", "rank-desync/mismatched-collectives"),
+    ("more36c-lmsys-gemma-lstm-input-cuda-lstm-params-cpu", "device-mismatch/tensors-on-different-devices"),
+    ("more36a-ezpz-aurora-import-torch-xpu-undefined-sycl-symbol", "missing-cuda-libraries/symbol-mismatch"),
+    ("more36b-pbs-gadi-data2vec-from-hubert-checkpoint-state-dict-corrupted",
+     "checkpoint-load-mismatch/state-dict-mismatch"),
 ])
 def test_metric_and_launcher_wordings_across_versions(case_id: str, cause: str) -> None:
     d = _diagnose(case_id)

@@ -31,6 +31,7 @@ from trainmedic.logs.tracebacks import (
     CHAIN,
     CHILD_HEADER,
     MAX_DUMP_FRAMES,
+    THREAD_HEADERS_ABOVE,
     assemble_stack_dump,
     assemble_traceback,
 )
@@ -296,6 +297,22 @@ def _lines_from(buf: bytes, pos: int, limit: int) -> Iterator[bytes]:
         n += 1
 
 
+def _thread_header_above(above: list[bytes]) -> bool:
+    """Two threads that die at once print interleaved: "Exception in thread Thread-1:", "Exception in thread
+    Thread-3:", a line of the main thread, then both "Traceback" headers. A thread header a few lines up,
+    with no frame or exception line of another traceback between, is this traceback's."""
+    for raw in above[:THREAD_HEADERS_ABOVE]:  # nearest first
+        text = split_prefix(_decode(raw)).rest.strip()
+        if text.startswith("Exception in thread "):
+            return True
+        if text.startswith("File \"") or _EXCEPTION_LINE.match(text):
+            return False
+    return False
+
+
+_EXCEPTION_LINE = re.compile(r"[A-Za-z_][\w.]{0,120}(?:Error|Exception|Interrupt|Exit)\b")
+
+
 def _lines_before(buf: bytes, pos: int, limit: int) -> list[bytes]:
     out: list[bytes] = []
     end = pos - 1
@@ -502,7 +519,7 @@ class Reader:
                         if (said.startswith("Exception ignored") or "Exception ignored in: " in said
                                 or _caught_by_runner(tb)):
                             tb = replace(tb, ignored=True)
-                        elif said.startswith("Exception in thread "):
+                        elif said.startswith("Exception in thread ") or _thread_header_above(above):
                             tb = replace(tb, thread=True)
                         elif _WARNING_RECORD.search(said):
                             tb = replace(tb, logged=True)

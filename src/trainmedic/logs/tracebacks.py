@@ -35,6 +35,11 @@ def _text(raw: bytes) -> str:
     return raw.decode("utf-8", errors="replace").replace("\x00", "").rstrip("\r\n")
 
 
+# Lines above a traceback's header searched for the "Exception in thread ..." header it belongs to: two
+# threads dying at once print both headers, perhaps a line of the main thread, then both tracebacks.
+THREAD_HEADERS_ABOVE = 4
+
+
 def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank: int | None, *,
                        headless: bool = False) -> Traceback | None:
     """`lines` starts with the marker line (with its first frame line when `headless`: the header was
@@ -50,6 +55,7 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
     message_lines = 0
     bare_frame = False  # the last line was a frame line printed without indentation, its source not yet seen
     foreign = 0  # lines in a row, among the frames, that no exception class starts
+    twin_source = False  # after the exception, an indented "raise ..." line: a twin traceback's tail may follow
     for idx, raw in enumerate(lines):
         text = _text(raw)
         att = split_prefix(text)
@@ -120,6 +126,17 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
             last = first_line + idx
             state = "after"
         elif state == "after":
+            if twin_source:
+                twin_source = False
+                if stripped == exceptions[0]:
+                    # A twin thread's traceback interleaved with this one ends the same way: its last
+                    # source line and the same exception line, after this one's. Both are this traceback's.
+                    last = first_line + idx
+                    continue
+                break
+            if body.startswith(" ") and stripped.startswith("raise ") and exceptions:
+                twin_source = True
+                continue
             if stripped.startswith("Original Traceback"):
                 state = "frames"
                 last = first_line + idx

@@ -15,6 +15,7 @@ from dataclasses import replace
 from trainmedic.catalog import Library
 from trainmedic.logs.attribution import faulty_rank, first_timeout_rank, launcher_rank
 from trainmedic.logs.blocks import MAX_LINE
+from trainmedic.logs.tracebacks import THREAD_HEADERS_ABOVE
 from trainmedic.model import (
     Alternative,
     Collateral,
@@ -435,9 +436,11 @@ def _verdict(ctx: Context) -> Diagnosis:
     # (Nor a line a fingerprint reads as a warning or a precursor: its error-sounding words are advice.)
     quiet = [m for s in ctx.scans for m in s.matches if is_precursor(ctx.library, m)
              or ((fp := ctx.library.fingerprint(m.fingerprint)) is not None and fp.warning)]
-    # (Nor the lines of a helper thread's traceback that ended nothing, from its "Exception in thread" on.)
+    # (Nor the lines of a helper thread's traceback that ended nothing, from its "Exception in thread" on:
+    # two threads dying at once print both headers, and maybe a line of the main thread, before both
+    # tracebacks.)
     harmless = {(t.path, n) for s in ctx.scans for t in s.tracebacks if harmless_traceback(t)
-                for n in range(t.first_line - 1, t.last_line + 1)}
+                for n in range(t.first_line - (THREAD_HEADERS_ABOVE + 2 if t.thread else 1), t.last_line + 1)}
     # (Nor a crash at exit and the message that says so: "terminate called ..." above "driver shutting down".)
     exit_lines = exits.lines(ctx.library, ctx.scans)
     logged = [t for s in ctx.scans for t in s.tracebacks if t.logged]

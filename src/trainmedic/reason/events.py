@@ -315,10 +315,16 @@ _TRACKERS = ("/wandb/", "/tensorboard/", "/tensorboardX/", "/mlflow/", "/comet_m
 
 
 def _tracker_thread(tb: Traceback) -> bool:
-    """A thread's traceback whose innermost frames are an experiment tracker's own code."""
-    inner = [f.replace("\\", "/") for f in tb.frames[-4:] if f.startswith('File "')]
+    """A thread's traceback whose innermost frames are an experiment tracker's own code, or whose thread
+    runs a tracker's code (its first frame past threading.py's bootstrap: a TensorBoard writer's run()
+    that died in the multiprocessing queue it reads when the program closed it at exit)."""
+    frames = [f.replace("\\", "/") for f in tb.frames if f.startswith('File "')]
+    inner = frames[-4:]
     tracker = [any(t in f for t in _TRACKERS) for f in inner]
-    return any(tracker) and all(own or "/threading.py" in f for own, f in zip(tracker, inner, strict=True))
+    if any(tracker) and all(own or "/threading.py" in f for own, f in zip(tracker, inner, strict=True)):
+        return True
+    target = next((f for f in frames if "/threading.py" not in f), None)
+    return target is not None and "/threading.py" in frames[0] and any(t in target for t in _TRACKERS)
 
 
 def _exception_class(line: str) -> str:
