@@ -491,6 +491,10 @@ def test_a_workers_own_traceback_through_its_loop_is_the_datasets_exception() ->
     ("more36a-ezpz-aurora-import-torch-xpu-undefined-sycl-symbol", "missing-cuda-libraries/symbol-mismatch"),
     ("more36b-pbs-gadi-data2vec-from-hubert-checkpoint-state-dict-corrupted",
      "checkpoint-load-mismatch/state-dict-mismatch"),
+    # transformers' DebugUnderflowOverflow report ("Detected inf/nan during batch_number=0")
+    ("more36d-hf-debug-overflow-mt5-small-fp16-inf-dropout", "nan-loss/nonfinite-loss"),
+    # SageMaker HyperPod's auto-resume replacing a faulty node
+    ("more36d-hyperpod-neuron-llama3-auto-resume-unhealthy-node-replaced", "scheduler-termination/node-failure"),
 ])
 def test_metric_and_launcher_wordings_across_versions(case_id: str, cause: str) -> None:
     d = _diagnose(case_id)
