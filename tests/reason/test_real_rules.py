@@ -495,6 +495,14 @@ def test_a_workers_own_traceback_through_its_loop_is_the_datasets_exception() ->
     ("more36d-hf-debug-overflow-mt5-small-fp16-inf-dropout", "nan-loss/nonfinite-loss"),
     # SageMaker HyperPod's auto-resume replacing a faulty node
     ("more36d-hyperpod-neuron-llama3-auto-resume-unhealthy-node-replaced", "scheduler-termination/node-failure"),
+    # torch<=1.2's "Expected object of type torch.cuda.FloatTensor but found type torch.FloatTensor"; THCUNN's
+    # "tensors are located on different GPUs"; bitsandbytes finding no CUDA; Lightning 0.8's own "do not have
+    # apex installed"; a script's "RuntimeError: Non-finite loss"
+    ("more37a-seq2seq-cv-validation-cuda-floattensor-vs-cpu-old-torch", "device-mismatch/tensors-on-different-devices"),
+    ("more37e-lightning-dp-native-amp-nll-loss-different-gpus", "device-mismatch/tensors-on-different-devices"),
+    ("more37a-bitsandbytes-cuda-required-cpu-only-torch-4bit-load", "missing-cuda-libraries/cpu-only-build"),
+    ("more37e-lightning-tpu-precision16-apex-missing", "dependency-version-mismatch/module-missing"),
+    ("more37b-causaldiffae-morphomnist-noisy-kld-nonfinite-loss-stop", "nan-loss/nonfinite-loss"),
 ])
 def test_metric_and_launcher_wordings_across_versions(case_id: str, cause: str) -> None:
     d = _diagnose(case_id)

@@ -385,6 +385,26 @@ def test_a_bar_printed_once_more_below_the_traceback_is_no_progress() -> None:
     assert Diagnoser().diagnose(Named("run.log", CLOSE_OUT.format(step=1136).encode())).verdict == "healthy"
 
 
+# tqdm over an iterable with no length, a postfix before it: "{desc}: {n}it [{elapsed}, {rate}]"
+NO_TOTAL = (
+    "Traceback (most recent call last):\n"
+    '  File "gp.py", line 24, in <module>\n'
+    "    model.train()\n"
+    "RuntimeError: Invalid index in gather at /tmp/aten/src/TH/generic/THTensorEvenMoreMath.cpp:472\n"
+    "loss: 57158.71 noise: 0.56: : {n}it [00:08, ?it/s]\n"
+)
+
+
+def test_a_bar_with_no_total_still_at_zero_below_the_traceback_is_no_progress() -> None:
+    """The close-out of a bar that never counted an item ("0it [00:08, ?it/s]") is neither the exception's
+    message nor training going on; a bar that counted on after the exception would be."""
+    d = Diagnoser().diagnose(Named("run.log", NO_TOTAL.format(n=0).encode()))
+    assert d.verdict == "failure" and d.primary is not None
+    assert d.primary.id == "unclassified-failure/uncaught-exception" and d.primary.evidence[-1].line == 4
+    went_on = NO_TOTAL.format(n=0) + "loss: 412.7 noise: 0.51: : 35it [00:12, 8.75it/s]\n"
+    assert Diagnoser().diagnose(Named("run.log", went_on.encode())).verdict == "healthy"
+
+
 def test_the_rank_alone_in_another_collective_is_the_suspect_even_unnamed() -> None:
     """Rank 0 timed out in an ALLREDUCE while ranks 1-4 and 7 waited in a BROADCAST: with no entry
     for desynchronised ranks, the timeout still names rank 0, the one that took another path."""

@@ -83,6 +83,8 @@ NOTABLE_KEEP = 256  # error-worded lines kept from one input's tail: its first o
 
 _STEP = re.compile(r"(?:global_step|[Ss]tep|[Ii]ter(?:ation)?)[ =:]+(\d{1,18}(?!\d))")
 _TQDM = re.compile(r"(\d{1,18}(?!\d))/(\d{1,18}(?!\d)) \[")
+# A bar with no total (an iterable without len): "loss: 0.53: : 120it [00:08, 14.2it/s]"
+_TQDM_COUNT = re.compile(r"(?<![\w.])(\d{1,18})it \[\d[\d:]*[,<]")
 # (a word of its own: a config's "min_Epoch: 20" or "num_epoch = 300" is no epoch reached)
 _EPOCH = re.compile(r"\b[Ee]poch[ =:]+(\d{1,18}(?!\d))")
 # The iteration within the epoch: MMEngine's "[200/62598]", pytorch/examples' "[2700/60000 (4%)]", timm's
@@ -699,7 +701,8 @@ class Reader:
                 step = int(tq.group(1))
                 result.tqdm_incomplete[rank] = int(tq.group(1)) < int(tq.group(2))
             else:
-                sm = _STEP.search(att.rest) or _BRACKETED.search(att.rest) or _EPOCH.search(att.rest)
+                sm = (_STEP.search(att.rest) or _BRACKETED.search(att.rest) or _TQDM_COUNT.search(att.rest)
+                      or _EPOCH.search(att.rest))
                 step = int(sm.group(1)) if sm else None
                 result.tqdm_incomplete.pop(rank, None)
             prev = result.progress.get(rank)
