@@ -476,3 +476,32 @@ def test_a_yolo_row_whose_loss_columns_read_nan_is_the_nan_failure() -> None:
     assert d.verdict == "failure" and d.primary is not None and d.primary.id == "nan-loss/nonfinite-loss"
     finite = [YOLO.format(f"{e}/10", "3.71G", x, x, x, 24, 640) for e, x in enumerate(["1.234", "1.102", "0.98"], 1)]
     assert Diagnoser().diagnose(Named("train.log", "".join(finite).encode())).verdict == "healthy"
+
+
+# IPython 8's traceback (Jupyter, Colab): the header names the class, each frame is "File path:line, in f" and
+# its source around the line that ran, numbered, that line marked with an arrow.
+IPYTHON = """---------------------------------------------------------------------------
+AssertionError                            Traceback (most recent call last)
+Cell In[6], line 3
+      1 import torch
+----> 3 print(torch.cuda.get_device_capability())
+
+File c:\\Users\\user\\anaconda3\\Lib\\site-packages\\torch\\cuda\\__init__.py:310, in _lazy_init()
+    304 if is_in_bad_fork():
+    305     raise RuntimeError(
+    306         "Cannot re-initialize CUDA in forked subprocess. To use CUDA with "
+    307         "multiprocessing, you must use the 'spawn' start method"
+    308     )
+    309 if not hasattr(torch._C, "_cuda_getDeviceCount"):
+--> 310     raise AssertionError("Torch not compiled with CUDA enabled")
+
+AssertionError: Torch not compiled with CUDA enabled
+"""
+
+
+def test_the_source_ipython_prints_around_a_frame_is_code_not_the_failure() -> None:
+    """The library's check for a forked process, quoted as source above the line that ran, is not a fork
+    error; the statement that ran (the arrow's line) and the exception are the failure."""
+    d = Diagnoser().diagnose(Named("cell.txt", IPYTHON.encode()))
+    assert d.primary is not None and d.primary.id == "missing-cuda-libraries/cpu-only-build"
+    assert all(a.id != "dataloader-worker-failure/cuda-in-forked-worker" for a in d.alternatives)

@@ -228,6 +228,8 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
         for m in sorted(scan.matches, key=lambda m: m.line.number):
             if is_precursor(library, m) or is_handled(library, m) or is_at_exit(library, m):
                 continue
+            if _source_context(m.line.text):
+                continue
             owner = _owner(tbs, m.line)
             # A launcher's teardown line run into an exception's message ("RuntimeError: ... Killing
             # subprocess 53629") is the launcher's, not the exception's.
@@ -302,6 +304,20 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
                 events.append(event)
                 order += 1
     return events
+
+
+# IPython and Jupyter print each frame's source around the line it ran, numbered ("    305     raise
+# RuntimeError(", "    306         "Cannot re-initialize CUDA in forked subprocess. ..."): code, which may
+# quote any message (a library's check for something else), never what was raised. The line that ran is
+# marked with an arrow ("---> 51     assert (boxes1[:, 2:] >= boxes1[:, :2]).all()") and stays: it is the
+# failing statement. A number then a statement or a literal, not a log's numbered row ("  120  loss nan").
+_IPY_SOURCE = re.compile(r"\d{1,6} +(?:(?:raise|return|if|elif|else|for|while|def|class|with|try|except"
+                         r"|import|from|assert|yield|await|lambda)\b|[\w.\[\]]+ *[-+*/]?= |[\"'#@)\]}])")
+
+
+def _source_context(text: str) -> bool:
+    """A numbered source line of an IPython-style traceback: its words are code, not the failure."""
+    return _IPY_SOURCE.match(split_prefix(text).rest.strip()) is not None
 
 
 def _generic(library: Library, m: Match) -> bool:
