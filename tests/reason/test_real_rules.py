@@ -503,6 +503,9 @@ def test_a_workers_own_traceback_through_its_loop_is_the_datasets_exception() ->
     ("more37a-bitsandbytes-cuda-required-cpu-only-torch-4bit-load", "missing-cuda-libraries/cpu-only-build"),
     ("more37e-lightning-tpu-precision16-apex-missing", "dependency-version-mismatch/module-missing"),
     ("more37b-causaldiffae-morphomnist-noisy-kld-nonfinite-loss-stop", "nan-loss/nonfinite-loss"),
+    # torch.cat of tensors of different rank; a CUDA tensor handed to NumPy
+    ("more38f-gpytorch-batched-fixed-noise-preconditioner-cat-dims", "tensor-shape-mismatch/incompatible-shapes"),
+    ("more38g-tianshou-td3-custom-per-weight-numpy-cuda-tensor", "device-mismatch/tensors-on-different-devices"),
 ])
 def test_metric_and_launcher_wordings_across_versions(case_id: str, cause: str) -> None:
     d = _diagnose(case_id)
