@@ -506,6 +506,8 @@ def test_a_workers_own_traceback_through_its_loop_is_the_datasets_exception() ->
     # torch.cat of tensors of different rank; a CUDA tensor handed to NumPy
     ("more38f-gpytorch-batched-fixed-noise-preconditioner-cat-dims", "tensor-shape-mismatch/incompatible-shapes"),
     ("more38g-tianshou-td3-custom-per-weight-numpy-cuda-tensor", "device-mismatch/tensors-on-different-devices"),
+    # MPICH/Intel MPI's Hydra banner naming the signal ("EXIT STRING: Bus error (signal 7)")
+    ("more39b-mlsh-mpirun-bus-error-signal-7-docker", "native-crash/bus-error"),
 ])
 def test_metric_and_launcher_wordings_across_versions(case_id: str, cause: str) -> None:
     d = _diagnose(case_id)
