@@ -505,3 +505,7 @@ def test_the_source_ipython_prints_around_a_frame_is_code_not_the_failure() -> N
     d = Diagnoser().diagnose(Named("cell.txt", IPYTHON.encode()))
     assert d.primary is not None and d.primary.id == "missing-cuda-libraries/cpu-only-build"
     assert all(a.id != "dataloader-worker-failure/cuda-in-forked-worker" for a in d.alternatives)
+    # near miss: a script's own numbered rows ("500 loss = nan") are the log's words, not source
+    rows = "".join(f"{i * 100} loss = {x}\n" for i, x in enumerate(["2.31", "2.07", "nan", "nan", "nan"], 1))
+    d = Diagnoser().diagnose(Named("train.log", rows.encode()))
+    assert d.primary is not None and d.primary.id == "nan-loss/nonfinite-loss"

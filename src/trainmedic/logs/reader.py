@@ -307,12 +307,12 @@ def _thread_header_above(above: list[bytes]) -> bool:
         text = split_prefix(_decode(raw)).rest.strip()
         if text.startswith("Exception in thread "):
             return True
-        if text.startswith("File \"") or _EXCEPTION_LINE.match(text):
+        if text.startswith("File \"") or _CLASS_LINE.match(text):
             return False
     return False
 
 
-_EXCEPTION_LINE = re.compile(r"[A-Za-z_][\w.]{0,120}(?:Error|Exception|Interrupt|Exit)\b")
+_CLASS_LINE = re.compile(r"[A-Za-z_][\w.]{0,120}(?:Error|Exception|Interrupt|Exit)\b")
 
 
 def _lines_before(buf: bytes, pos: int, limit: int) -> list[bytes]:

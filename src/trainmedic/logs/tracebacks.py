@@ -128,7 +128,7 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
         elif state == "after":
             if twin_source:
                 twin_source = False
-                if stripped == exceptions[0]:
+                if stripped == exceptions[-1]:
                     # A twin thread's traceback interleaved with this one ends the same way: its last
                     # source line and the same exception line, after this one's. Both are this traceback's.
                     last = first_line + idx

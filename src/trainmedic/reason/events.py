@@ -310,9 +310,11 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
 # RuntimeError(", "    306         "Cannot re-initialize CUDA in forked subprocess. ..."): code, which may
 # quote any message (a library's check for something else), never what was raised. The line that ran is
 # marked with an arrow ("---> 51     assert (boxes1[:, 2:] >= boxes1[:, :2]).all()") and stays: it is the
-# failing statement. A number then a statement or a literal, not a log's numbered row ("  120  loss nan").
+# failing statement. A number, then a statement or a literal: not a log's numbered row ("500 loss = nan",
+# "  120  loss nan").
 _IPY_SOURCE = re.compile(r"\d{1,6} +(?:(?:raise|return|if|elif|else|for|while|def|class|with|try|except"
-                         r"|import|from|assert|yield|await|lambda)\b|[\w.\[\]]+ *[-+*/]?= |[\"'#@)\]}])")
+                         r"|import|from|assert|yield|await|lambda)\b|[\w.\[\]]+ *[-+*/]?= (?!-?(?:nan|inf|\d))"
+                         r"|[\"'#@)\]}])")
 
 
 def _source_context(text: str) -> bool:

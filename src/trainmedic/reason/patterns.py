@@ -55,6 +55,7 @@ def _earliest_run(library: Library, progress: dict[int | None, RankProgress], cl
 
 
 def _never_finite_or_run(p: RankProgress) -> Run | None:
+    """The rank's trailing non-finite run when it is long enough, or when the rank never printed a finite loss."""
     run = p.nonfinite
     if run is None or (run[2] < NONFINITE_LINES and p.loss_min is not None):
         return None
