@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from trainmedic.api import Diagnoser, Named
 from trainmedic.logs.tracebacks import assemble_traceback
 
 # torch/distributed/elastic/multiprocessing/api.py: the agent's signal handler raises SignalException
@@ -57,8 +58,6 @@ _TWINS = [
 
 
 def test_twin_threads_interleaved_tracebacks_read_as_one_thread_death_that_ended_nothing() -> None:
-    from trainmedic.api import Diagnoser, Named
-
     log = b"\n".join(_TWINS) + b"\n"
     [scan] = Diagnoser().scan(Named("train.out", log))
     [tb] = scan.tracebacks

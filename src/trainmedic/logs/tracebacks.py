@@ -134,7 +134,7 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
                     last = first_line + idx
                     continue
                 break
-            if body.startswith(" ") and stripped.startswith("raise ") and exceptions:
+            if body.startswith(" ") and stripped.startswith("raise "):
                 twin_source = True
                 continue
             if stripped.startswith("Original Traceback"):

@@ -438,9 +438,9 @@ def _verdict(ctx: Context) -> Diagnosis:
              or ((fp := ctx.library.fingerprint(m.fingerprint)) is not None and fp.warning)]
     # (Nor the lines of a helper thread's traceback that ended nothing, from its "Exception in thread" on:
     # two threads dying at once print both headers, and maybe a line of the main thread, before both
-    # tracebacks.)
+    # tracebacks: the header the reader found within THREAD_HEADERS_ABOVE lines, and its twin's above it.)
     harmless = {(t.path, n) for s in ctx.scans for t in s.tracebacks if harmless_traceback(t)
-                for n in range(t.first_line - (THREAD_HEADERS_ABOVE + 2 if t.thread else 1), t.last_line + 1)}
+                for n in range(t.first_line - (THREAD_HEADERS_ABOVE + 1 if t.thread else 1), t.last_line + 1)}
     # (Nor a crash at exit and the message that says so: "terminate called ..." above "driver shutting down".)
     exit_lines = exits.lines(ctx.library, ctx.scans)
     logged = [t for s in ctx.scans for t in s.tracebacks if t.logged]
