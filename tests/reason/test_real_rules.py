@@ -121,6 +121,8 @@ def test_a_scheduler_time_limit_is_not_a_hang() -> None:
     ("more4-simple-grpo-dump-signal-from-rank2", 2),  # flight recorder: "collective timeout from  rank 2"
     ("more5c-nccl-timeout-yolov7-rank0-autoanchor-inconsistent-0", 0),  # rank 6 times out; rank 0 evolves anchors
     ("more7c-particleflow-rank0-end-of-epoch-tests-timeout", 0),  # no rank says anything: the likeliest, rank 0
+    # Open MPI's signal report has no rank; mpirun's notice in the tail names it
+    ("more37c-horovod-torch-redefined-distributedoptimizer-segfault", 1),
 ])
 def test_the_initiating_rank_comes_from_what_launchers_and_messages_say(case_id: str, rank: int) -> None:
     d = _diagnose(case_id)

@@ -323,7 +323,9 @@ def _verdict(ctx: Context) -> Diagnosis:
     # A line that names the rank the others waited for ("[missing ranks: 1]" in rank 0's output) is
     # about that rank, not the one that printed it.
     initiating = [replace(e, rank=r) if (r := ranks.waited_for(e)) is not None else e for e in initiating]
-    reported = ranks.failed_ranks(events)
+    # (or, when no matched line says it, the launcher's own notice in the tail: "mpirun noticed that process
+    # rank 1 ... exited on signal 11")
+    reported = ranks.failed_ranks(events) or ranks.failed_in([n.line for s in ctx.scans for n in s.notable])
     if len(reported) == 1:
         initiating = [replace(e, rank=next(iter(reported))) if e.rank is None else e for e in initiating]
     collateral_events = [e for e in events if e.role in ("cascade", "teardown")]
