@@ -513,6 +513,16 @@ def test_a_workers_own_traceback_through_its_loop_is_the_datasets_exception() ->
     # a Lightning callback hook written for another release; Accelerate refusing a newer release's config keys
     ("more37c-bolts-ssl-online-evaluator-hook-signature", "dependency-version-mismatch/api-changed"),
     ("more37b-grpo-accelerate-config-unknown-key-main-training-tp-size", "dependency-version-mismatch/api-changed"),
+    # torch 1.0-1.2's backend check; tcmalloc's invalid free; ROCm's page fault and HSA kernel exception
+    ("more41c-gentrl-vaelp-cat-backend-cpu-cuda-sequence", "device-mismatch/tensors-on-different-devices"),
+    ("more41c-fast-sd-unet-tcmalloc-free-invalid-pointer", "native-crash/heap-corruption"),
+    ("more41e-rocm-7900xtx-resnet50-epoch11-memory-access-fault", "cuda-illegal-memory-access/illegal-address"),
+    ("more41e-rocm-mi300x-gather-kernel-hsa-exception-corrupt-shard", "cuda-illegal-memory-access/illegal-address"),
+    # Triton's PTX for bf16 on a pre-Ampere GPU; Arrow's allocator refused; a shared storage's mmap refused for
+    # want of map slots
+    ("more41d-nemo-pretrain-triton-bf16-ptxas-pre-ampere", "torch-compile-failure/triton-unavailable"),
+    ("more41f-img2dataset-arrow-realloc-2gb-failed", "host-oom/cpu-allocation-failure"),
+    ("more32f-dlw-mmap-enomem-kohya-large-dataset", "dataloader-worker-failure/mmap-count-limit"),
 ])
 def test_metric_and_launcher_wordings_across_versions(case_id: str, cause: str) -> None:
     d = _diagnose(case_id)
@@ -1723,3 +1733,18 @@ def test_a_store_barrier_that_counts_more_workers_than_ranks_is_a_shared_store()
             b"store_based_barrier_key:1 (world_size=4, worker_count=3, timeout=0:30:00)\n")
     other = Diagnoser().diagnose(late)
     assert other.primary is not None and other.primary.id == "nccl-timeout/store-barrier-timeout"
+
+
+def test_hccls_notify_timeout_is_a_collective_timeout_of_the_rank_it_names() -> None:
+    """Ascend's HCCL says which rank's notify never came (CANN's EI0002); that rank is where it stopped.
+    Near miss: with the remote rank unknown, the line names none (the rank comes from elsewhere, not 3)."""
+    line = ("EI0002: [PID: 7277] 2024-11-28-11:59:30.645.648 The wait execution of the Notify register times out. "
+            "Reason: The Notify register has not received the Notify record from remote rank [{}].base information: "
+            "[streamID:[2282987520], taskID[5], tag[AllReduce_10.0.0.1%enp_60000_0_1]]\n")
+    steps = "".join(f"step {i} loss 2.{i}\n" for i in range(1, 4))
+    d = Diagnoser().diagnose((steps + line.format(3)).encode())
+    assert d.primary is not None and d.primary.id == "nccl-timeout/watchdog-timeout"
+    assert d.primary.rank == 3
+    d = Diagnoser().diagnose((steps + line.format("unknown")).encode())
+    assert d.primary is not None and d.primary.id == "nccl-timeout/watchdog-timeout"
+    assert d.primary.rank != 3

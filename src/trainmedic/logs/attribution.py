@@ -155,7 +155,9 @@ _FAULTY_RANK = re.compile(r"check rank (\d{1,6}) logs for faulty rank|\bRank (\d
                           # TORCH_DISTRIBUTED_DEBUG=DETAIL's check (ProcessGroupWrapper, torch 1.10-2.0)
                           r"|\bRank (\d{1,6}) is running inconsistent collective"
                           # Horovod's stall inspector: the ranks that never submitted the tensor
-                          r"|\[missing ranks: (\d{1,6})\b")
+                          r"|\[missing ranks: (\d{1,6})\b"
+                          # Ascend HCCL's timeout: the rank whose notify never came ("... from remote rank [0]")
+                          r"|Notify record from remote rank:? \[(\d{1,6})\]")
 
 
 # Two ranks' output glued on one line (a progress bar with no newline, then another rank's prefixed
