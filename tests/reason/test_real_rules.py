@@ -523,6 +523,11 @@ def test_a_workers_own_traceback_through_its_loop_is_the_datasets_exception() ->
     ("more41d-nemo-pretrain-triton-bf16-ptxas-pre-ampere", "torch-compile-failure/triton-unavailable"),
     ("more41f-img2dataset-arrow-realloc-2gb-failed", "host-oom/cpu-allocation-failure"),
     ("more32f-dlw-mmap-enomem-kohya-large-dataset", "dataloader-worker-failure/mmap-count-limit"),
+    # torch 2.0's DataLoader refusing the old prefetch_factor default without workers
+    ("more41f-clip-retrieval-prefetch-factor-zero-workers-torch21", "dependency-version-mismatch/api-changed"),
+    # the shell's "Killed" written over a carriage-returned progress line; Kubernetes restarting a crashing container
+    ("more31a-dlrm-kaggle-4gpu-killed-mid-epoch", "host-oom/sigkill"),
+    ("more32n-katib-pytorchjob-example-master-crashloopbackoff", "unclassified-failure/process-exited"),
 ])
 def test_metric_and_launcher_wordings_across_versions(case_id: str, cause: str) -> None:
     d = _diagnose(case_id)
