@@ -528,6 +528,13 @@ def test_a_workers_own_traceback_through_its_loop_is_the_datasets_exception() ->
     # the shell's "Killed" written over a carriage-returned progress line; Kubernetes restarting a crashing container
     ("more31a-dlrm-kaggle-4gpu-killed-mid-epoch", "host-oom/sigkill"),
     ("more32n-katib-pytorchjob-example-master-crashloopbackoff", "unclassified-failure/process-exited"),
+    # torch 2.2+'s store client giving up, address in parentheses; ATen's argument dtype check; THC's cuBLAS
+    # INTERNAL_ERROR at a GEMM; NCCL built without kernels for the GPU
+    ("more41i-cosmos-rl-container-hostname-store-connect-timeout", "rendezvous-failure/store-unreachable"),
+    ("more33g-c10d-store-client-timeout-localhost", "rendezvous-failure/store-unreachable"),
+    ("more41k-topicsne-windows-embedding-int-indices-fit", "dtype-mismatch/incompatible-dtypes"),
+    ("more41k-crnn-torch03-ctc-backward-cublas-internal-failed", "cuda-illegal-memory-access/cublas-execution-failed"),
+    ("more41h-slime-quickstart-sm120-nccl-enqueue-named-symbol-not-found", "cuda-driver-mismatch/unsupported-gpu-arch"),
 ])
 def test_metric_and_launcher_wordings_across_versions(case_id: str, cause: str) -> None:
     d = _diagnose(case_id)
