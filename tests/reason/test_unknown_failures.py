@@ -403,6 +403,9 @@ def test_a_bar_with_no_total_still_at_zero_below_the_traceback_is_no_progress() 
     assert d.primary.id == "unclassified-failure/uncaught-exception" and d.primary.evidence[-1].line == 4
     went_on = NO_TOTAL.format(n=0) + "loss: 412.7 noise: 0.51: : 35it [00:12, 8.75it/s]\n"
     assert Diagnoser().diagnose(Named("run.log", went_on.encode())).verdict == "healthy"
+    # a bare bar with no total and no loss word is progress too (the scanner's sign and the reader's parse agree)
+    went_on = NO_TOTAL.format(n=0) + "Generating: 35it [00:12, 8.75it/s]\n"
+    assert Diagnoser().diagnose(Named("run.log", went_on.encode())).verdict == "healthy"
 
 
 def test_the_rank_alone_in_another_collective_is_the_suspect_even_unnamed() -> None:

@@ -58,9 +58,13 @@ STRUCTURE: tuple[Pattern, ...] = (
     Pattern("world-size", r"(?:world_size|WORLD_SIZE|num_processes)[=: ]+\d+", "world"),
 )
 
+# A tqdm bar: "37/100 [00:12<00:21, ...]", or with no total (an iterable without len) "120it [00:08, 14.2it/s]".
+# One definition: the scanner's progress sign, and the traceback reader's test for a bar glued to a line.
+TQDM_BAR = r"\d+/\d+ \[\d[\d:]*<|\d+it \[\d[\d:]*[,<]"
+
 # Signs of progress and of a finished run; scanned only over the tail of each input.
 PROGRESS: tuple[Pattern, ...] = (
-    Pattern("tqdm", r"\d+/\d+ \[\d[\d:]*<", "progress"),
+    Pattern("tqdm", TQDM_BAR, "progress"),
     Pattern("step", r"(?:global_step|[Ss]tep|[Ii]ter(?:ation)?)[ =:]+\d+", "progress"),
     Pattern("hf-log", r"\{'loss': ", "progress"),
     # A line that reports the training loss is a step done, whatever else it prints ("1336 Loss : 1.4608").
