@@ -574,6 +574,8 @@ def test_lsfs_job_report_names_why_the_job_ended(case_id: str, cause: str) -> No
     "more34h-healthy-bert-finetune-tf-cufft-factory-errors",
     # Ray Train's controller: "[State Transition] RUNNING -> FINISHED." after worker-group start-up retries
     "more34q-healthy-ray-train-worker-group-startup-timeout-autoscale-retry",
+    # 1024 ranks' apex overflow messages glued on a few lines, each naming the scale once, then MLPerf's run_stop
+    "more41l-healthy-mlperf-bert-1024gpu-overflow-flood-target-reached",
 ])
 def test_a_finished_job_or_import_noise_is_not_a_failure(case_id: str) -> None:
     d = _diagnose(case_id)
@@ -596,6 +598,24 @@ def test_an_apex_scale_that_keeps_falling_is_not_a_scaler_at_its_minimum() -> No
     assert stuck.primary is not None and stuck.primary.id == "grad-scaler-overflow/min-loss-scale"
     falling = Diagnoser().diagnose("\n".join([ds.format(4, 2), ds.format(2, 1)]).encode())
     assert falling.primary is not None and falling.primary.id == "grad-scaler-overflow/repeated-overflow"
+    # apex's messages glued on one line (ranks printing without newlines) name one scale each: not a scale kept
+    apex = "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to {}"
+    glued = Diagnoser().diagnose("\n".join([apex.format(2048.0), apex.format(1024.0) * 3, apex.format(1024.0) * 2])
+                                 .encode())
+    assert glued.primary is None or glued.primary.id != "grad-scaler-overflow/min-loss-scale", glued.primary
+
+
+def test_mlperfs_run_stop_says_the_run_finished() -> None:
+    """A time limit after MLPerf's logger closed the run with success is a job that outlived its work;
+    near miss: a run_stop with status aborted says nothing of the kind."""
+    stop = (':::MLLOG {{"namespace": "", "time_ms": 1634509834823, "event_type": "INTERVAL_END", "key": "run_stop", '
+            '"value": null, "metadata": {{"file": "run_pretraining.py", "lineno": 1502, "status": "{}"}}}}\n')
+    steps = "".join(f"step {i} loss 2.{i}\n" for i in range(1, 6))
+    cancel = "slurmstepd: error: *** JOB 4242 ON node1 CANCELLED AT 2021-10-17T22:30:34 DUE TO TIME LIMIT ***\n"
+    d = Diagnoser().diagnose((steps + stop.format("success") + cancel).encode())
+    assert d.primary is not None and d.primary.id == "training-hang/exit-hang", d.primary
+    d = Diagnoser().diagnose((steps + stop.format("aborted") + cancel).encode())
+    assert d.primary is not None and d.primary.id == "scheduler-termination/time-limit", d.primary
 
 
 def test_a_timeout_inside_zero_first_names_rank_0() -> None:

@@ -572,6 +572,10 @@ def _overfull(ctx: Context, e: Event) -> Event:
                    fingerprints=((f"{target}#barrier-counts-too-many", e.weight),))
 
 
+# Where one overflow message starts (apex's "Gradient overflow.", DeepSpeed's "OVERFLOW!", "Grad overflow on ...").
+_OVERFLOW_MESSAGE = re.compile(r"(?=Gradient overflow|OVERFLOW!|Grad overflow)")
+
+
 def _line_scales(text: str) -> list[float]:
     return [float(m.group(1)) for m in SCALE_IN_TEXT.finditer(text[:500])]
 
@@ -590,9 +594,12 @@ def _bottomed(library: Library, events: list[Event]) -> list[Event]:
         if library.cause(e.cause).bottomed_as is None:
             continue
         for ln in e.evidence:
-            named = _line_scales(ln.text)
-            if len(named) >= 2 and len(set(named)) == 1:
-                stuck.add(e.cause)
+            # (per message: ranks that print without newlines glue several "... reducing loss scale to 1024.0"
+            # on one line, each naming the scale once)
+            for message in _OVERFLOW_MESSAGE.split(ln.text[:2000]):
+                named = _line_scales(message)
+                if len(named) >= 2 and len(set(named)) == 1:
+                    stuck.add(e.cause)
     out = []
     for e in events:
         target = library.cause(e.cause).bottomed_as if e.cause in stuck else None

@@ -82,7 +82,10 @@ PROGRESS: tuple[Pattern, ...] = (
             # wandb.finish() reports the script's exit: "(success)" for 0, "(failed 1)" otherwise
             r"Waiting for W&B process to finish\.\.\. \(success\)|"
             # IBM LSF's job report on a job whose command exited 0; Ray Train's controller at the end of a run
-            r"\bSuccessfully completed\.[ \t]*\r?$|\[State Transition\] [A-Z_]+ -> FINISHED\.)", "done"),
+            r"\bSuccessfully completed\.[ \t]*\r?$|\[State Transition\] [A-Z_]+ -> FINISHED\.|"
+            # MLPerf's logger (mllog) closing a run that reached its target: ':::MLLOG {... "key": "run_stop", ...
+            # "metadata": {..., "status": "success"}}' ("aborted" otherwise)
+            r'"key": "run_stop"[^\n]{0,300}"status": "success")', "done"),
     # A script's own last word: a line that is only "done", "finished", "complete" (after any prefix).
     Pattern("bare-done", r"(?:^|\]:? ?|\d: )(?:[Dd]one|DONE|[Ff]inished|FINISHED|[Cc]ompleted?)[.!]?[ \t]*\r?$",
             "done"),
