@@ -535,6 +535,8 @@ def test_a_workers_own_traceback_through_its_loop_is_the_datasets_exception() ->
     ("more41k-topicsne-windows-embedding-int-indices-fit", "dtype-mismatch/incompatible-dtypes"),
     ("more41k-crnn-torch03-ctc-backward-cublas-internal-failed", "cuda-illegal-memory-access/cublas-execution-failed"),
     ("more41h-slime-quickstart-sm120-nccl-enqueue-named-symbol-not-found", "cuda-driver-mismatch/unsupported-gpu-arch"),
+    # NCCL's bootstrap connect aborted (not a routing failure)
+    ("more41i-kubeflow-h100-bootstrap-socket-connect-abort", "nccl-error/system-error"),
 ])
 def test_metric_and_launcher_wordings_across_versions(case_id: str, cause: str) -> None:
     d = _diagnose(case_id)
