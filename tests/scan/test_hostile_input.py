@@ -29,6 +29,17 @@ def test_the_python_scanner_is_linear_over_a_block_of_digits() -> None:
     assert d.verdict in ("healthy", "failure")
 
 
+@pytest.mark.timeout(60)
+def test_a_line_of_digits_below_a_traceback_is_read_in_linear_time() -> None:
+    # The traceback reader asks whether a line after the exception is a progress bar's redraw; under Python's
+    # re that question backtracked through the digits once per start: 339 s for this line.
+    log = (b"Traceback (most recent call last):\n  File \"train.py\", line 1, in <module>\n    main()\n"
+           b"RuntimeError: boom\n" + b"7" * 200_000 + b"\n")
+    d = Diagnoser().diagnose(Named("digits.log", log))
+    assert d.verdict == "failure" and d.primary is not None
+    assert d.primary.id == "unclassified-failure/uncaught-exception"
+
+
 @pytest.mark.parametrize("line", [
     b"world_size=" + b"9" * 5000,
     b"step " + b"9" * 5000 + b" loss 0.1",

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from trainmedic.logs.attribution import split_prefix
 from trainmedic.model import Traceback
 from trainmedic.scan.database import TQDM_BAR
+from trainmedic.util import linear
 
 MAX_OWN_LINES = 800
 MAX_MESSAGE_LINES = 5  # lines an exception's own message may run on for ("Last error:\nDuplicate GPU ...")
@@ -20,8 +21,9 @@ MAX_MESSAGE_LINES = 5  # lines an exception's own message may run on for ("Last 
 _RECORD = re.compile(r"\[|\d{4}-\d\d-\d\d|[IWEF]\d{4} |Traceback|During handling|The above exception|[A-Z][A-Z]+[: ]"
                      r"|terminate called")
 # A progress bar's redraw ("100%|████| 49/49 [00:08<00:00, ...]") is the run going on, never the rest of
-# an exception's message.
-_PROGRESS_BAR = re.compile(TQDM_BAR)
+# an exception's message. On RE2, as the scanner reads the same pattern: Python's re backtracks through a
+# line of digits once per start (minutes for one 200 KB line after a traceback).
+_PROGRESS_BAR = linear.compile_text(TQDM_BAR)
 CHAIN = ("The above exception was the direct cause", "During handling of the above exception")
 # multiprocessing's header for a child that raised ("Process Process-19:", "Process SpawnProcess-1:",
 # "Process ForkPoolWorker-3:"): another process's line, interleaved with this traceback, never its exception.
