@@ -54,6 +54,13 @@ def test_judging() -> None:
     second = judge(known, _diag("failure", "host-oom/oom-killer", alts=("host-oom/sigkill",)))
     assert not second.top1_ok and second.top3_ok
     assert not judge(known, _diag("healthy", None)).top3_ok
+    # A kill labelled from the message alone (no one found the sender): the OOM killer a kernel record
+    # would confirm is not contradicted by it; a thread that found the sender (above) is answered by it alone.
+    told = _case(Label("failure", "host-oom/sigkill", "message", None, False))
+    assert judge(told, _diag("failure", "host-oom/oom-killer", alts=("host-oom/sigkill",))).top1_ok
+    assert not judge(told, _diag("failure", "native-crash/segfault")).top1_ok
+    oom = _case(Label("failure", "host-oom/oom-killer", "message", None, False))
+    assert not judge(oom, _diag("failure", "host-oom/sigkill")).top1_ok  # the converse is no answer
     new = _case(Label("failure", "autograd-error/backward-twice", "thread", None, True))
     assert judge(new, _diag("failure", "unclassified-failure/uncaught-exception")).top1_ok
     assert not judge(new, _diag("failure", "host-oom/sigkill")).top1_ok

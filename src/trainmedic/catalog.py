@@ -37,6 +37,7 @@ def load_entry(path: Path) -> Entry:
 
 CALIBRATION = "calibration.yaml"  # beside the category folders; written by `make eval` from the dev split
 PSEUDO_ANSWERS = 10.0  # how many answers the mapped confidence counts for against the measured ones
+MIN_RESOLVED_KILLS = 3  # resolved threads before an unattributed kill is read as its likeliest sender
 TIE_BREAK = 0.01  # keeps the map strictly increasing, so stronger evidence always reads as surer
 
 
@@ -51,6 +52,20 @@ class Library:
     # cause -> how many dev cases of the real-log corpus it is the answer of: when the log cannot tell
     # competing causes apart, the likelier one in real logs is offered first.
     priors: Mapping[str, int] = field(default_factory=dict)
+    # kill cause -> (dev cases whose thread found who sent the kill, of which the OOM killer): a SIGKILL
+    # that names no sender is read as its likeliest sender, as real threads resolved it.
+    resolved_kills: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+
+    def likeliest_sender(self, cause_id: str) -> tuple[str, float, int, int] | None:
+        """The cause an unattributed kill most likely is (the one an OOM record would confirm), with the
+        share of resolved threads that found it (Laplace-smoothed); None while too few threads resolved
+        one or the share does not favour it."""
+        target = self.kills.get(cause_id)
+        resolved, oom = self.resolved_kills.get(cause_id, (0, 0))
+        share = (oom + 1) / (resolved + 2)
+        if target is None or resolved < MIN_RESOLVED_KILLS or share <= 0.5:
+            return None
+        return target, share, resolved, oom
 
     def calibrated(self, cause_id: str, raw: float) -> float:
         """P(the primary is the root cause). The evidence's own estimate is first mapped to how often
@@ -260,7 +275,8 @@ def _load(root: Path) -> Library:
     _check_links(entries)
     measured = _calibration_yaml(calibration_bytes)
     known = {c.full_id for e in entries for c in e.causes}
-    lib = Library(tuple(entries), _calibration(measured, known), _raw_map(measured), _priors(measured, known))
+    lib = Library(tuple(entries), _calibration(measured, known), _raw_map(measured), _priors(measured, known),
+                  _calibration(measured, known, "resolved_kills"))
     cache.write("library", key, pickle.dumps(lib, protocol=pickle.HIGHEST_PROTOCOL))
     return lib
 
@@ -303,11 +319,12 @@ def _raw_map(measured: dict[str, object]) -> tuple[tuple[float, float], ...]:
     return tuple(out)
 
 
-def _calibration(measured: dict[str, object], known: set[str]) -> dict[str, tuple[int, int]]:
-    """`cause: [answers, right]` lines; a malformed file is refused like a malformed entry."""
-    causes = measured.get("causes") or {}
+def _calibration(measured: dict[str, object], known: set[str], key: str = "causes") -> dict[str, tuple[int, int]]:
+    """`cause: [answers, right]` lines (`resolved_kills`: [resolved, OOM kills]); a malformed file is
+    refused like a malformed entry."""
+    causes = measured.get(key) or {}
     if not isinstance(causes, dict):
-        raise LibraryError(f"{CALIBRATION}: `causes` must map cause ids to [answers, right]")
+        raise LibraryError(f"{CALIBRATION}: `{key}` must map cause ids to [answers, right]")
     out: dict[str, tuple[int, int]] = {}
     for cause, counts in causes.items():
         ok = (isinstance(counts, list) and len(counts) == 2 and all(isinstance(n, int) for n in counts)

@@ -51,7 +51,7 @@ def test_scan_stores_each_job_and_reads_only_what_changed(tmp_path: Path) -> Non
     report = run_cli("fleet", "report", "--db", db, "--format", "json").json()
     assert report["jobs"] == 3 and report["failed"] == 3
     causes = {c["id"]: c["jobs"] for c in report["causes"]}
-    assert causes == {"dataloader-worker-failure/worker-killed": 2, "unclassified-failure/uncaught-exception": 1}
+    assert causes == {"dataloader-worker-failure/worker-oom": 2, "unclassified-failure/uncaught-exception": 1}
     (unknown,) = report["unclassified"]
     assert "LeaseExpired" in unknown["template"] and "<NUM>" in unknown["template"]  # masked, to group by
     md = run_cli("fleet", "report", "--db", db)

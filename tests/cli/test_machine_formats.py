@@ -61,7 +61,7 @@ def test_sarif_links_each_rule_to_the_teams_encyclopedia_when_told_where(monkeyp
     assert all("helpUri" not in r for r in sarif(d)["runs"][0]["tool"]["driver"]["rules"])
     monkeypatch.setenv("TRAINMEDIC_SITE_URL", "https://ml.example.org/trainmedic/")
     rule = sarif(d)["runs"][0]["tool"]["driver"]["rules"][0]
-    assert rule["helpUri"] == "https://ml.example.org/trainmedic/dataloader-worker-failure/worker-killed/"
+    assert rule["helpUri"] == "https://ml.example.org/trainmedic/dataloader-worker-failure/worker-oom/"
 
 
 def test_github_annotations_point_at_the_evidence_and_collateral() -> None:

@@ -58,7 +58,7 @@ def test_a_worker_killed_inside_the_run_is_diagnosed_from_its_log(framework: str
     assert re.search(r"DataLoader worker \(pid \d+\) is killed by signal: Killed\.", text)
     d = diagnose([log])
     assert d.verdict == "failure" and d.primary is not None
-    assert d.primary.id == "dataloader-worker-failure/worker-killed", d.to_json()
+    assert d.primary.id == "dataloader-worker-failure/worker-oom", d.to_json()
     if framework == "lightning":
         # Lightning keeps the iterator where the guard finds it: the death has its own line, with the
         # worker's id and signal, before the DataLoader's error

@@ -69,7 +69,7 @@ def test_run_posts_the_final_diagnosis_once_redacted(hook: _Hook, tmp_path: Path
     assert sent["path"] == "/hook" and sent["type"] == "application/json"
     body = sent["body"]
     assert body["diagnosis"]["schema"] == "trainmedic.diagnosis/v1"
-    assert body["diagnosis"]["primary"]["id"] == "dataloader-worker-failure/worker-killed"
+    assert body["diagnosis"]["primary"]["id"] == "dataloader-worker-failure/worker-oom"
     assert "Next: Fix the cause, then resume" in body["text"]
     assert TOKEN not in json.dumps(body)
 

@@ -170,12 +170,12 @@ def test_real_dataloader_crash_diagnosed_before_exit(live: Any, tmp_path: Path) 
     assert latency < 5
     assert run.wait(60) == 1
     live_part = run.err.text().split(FINAL_BANNER)[0]
-    assert "dataloader-worker-failure/worker-killed" in live_part
+    assert "dataloader-worker-failure/worker-oom" in live_part
     assert re.search(r"\[trainmedic\] guard: worker-died pid=\d+ worker_id=\d signal=SIGKILL exitcode=-9", live_part)
     d = _report(report)
     assert d["schema"] == "trainmedic.diagnosis/v1"
     assert d["verdict"] == "failure"
-    assert d["primary"]["id"] == "dataloader-worker-failure/worker-killed"
+    assert d["primary"]["id"] == "dataloader-worker-failure/worker-oom"
     assert any("is killed by signal: Killed" in e["text"] for e in d["primary"]["evidence"])
 
 
@@ -190,13 +190,13 @@ def test_torchrun_multi_rank_names_the_failing_rank(live: Any, tmp_path: Path) -
     assert t_banner is not None, run.err.text()[-3000:]
     assert run.wait(120) == 1
     live_part = run.err.text().split(FINAL_BANNER)[0].split(BANNER, 1)[1]
-    assert "dataloader-worker-failure/worker-killed" in live_part
+    assert "dataloader-worker-failure/worker-oom" in live_part
     assert "rank 1" in live_part
     t_summary = run.err.wait_for("Root Cause", 1)
     if t_summary is not None:
         assert t_banner <= t_summary, "the live diagnosis came only after torchrun's summary"
     d = _report(report)
-    assert d["primary"]["id"] == "dataloader-worker-failure/worker-killed"
+    assert d["primary"]["id"] == "dataloader-worker-failure/worker-oom"
     assert d["primary"]["rank"] == 1
     assert 0 in {c["rank"] for c in d["collateral"]}
 

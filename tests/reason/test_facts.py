@@ -39,7 +39,10 @@ def test_dmesg_file_turns_a_kill_into_an_oom_kill_and_says_which_record(tmp_path
         "anon-rss:25829144kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:51292kB oom_score_adj:0\n")
     before = run_cli("diagnose", str(log), "--json").json()
     after = run_cli("diagnose", str(log), "--dmesg", str(dmesg), "--json").json()
-    assert before["primary"]["id"] == "dataloader-worker-failure/worker-killed"
+    # Before: the likeliest sender, unconfirmed (the kill is the first alternative, the record is asked for).
+    assert before["primary"]["id"] == "dataloader-worker-failure/worker-oom"
+    assert before["alternatives"][0]["id"] == "dataloader-worker-failure/worker-killed"
+    assert any("dmesg" in m["command"] for m in before["primary"]["missing"])
     assert after["primary"]["id"] == "dataloader-worker-failure/worker-oom"
     assert after["primary"]["confidence"] > before["primary"]["confidence"]
     assert any("dmesg.txt:2" in e["text"] for e in after["primary"]["evidence"])
@@ -108,3 +111,17 @@ def test_probe_inside_a_namespace_with_a_4_mb_shm(tmp_path: Path) -> None:
     assert d["primary"]["id"] == "dataloader-worker-failure/shm-exhausted"
     assert "4 MiB" in d["primary"]["why"]
     assert d["primary"]["confidence"] >= 0.92
+
+
+def test_a_cgroup_that_counted_no_oom_kill_leaves_the_kill_to_another_sender(tmp_path: Path) -> None:
+    """Without facts a worker's SIGKILL reads as the OOM killer (what real threads found most often); the
+    job's cgroup counting no OOM kill at all (memory.events) says another sender killed it."""
+    log = tmp_path / "train.log"
+    log.write_text(KILLED)
+    zero = _doctor_json(tmp_path, [_check("memory", "ok", "oom_kill 0", {"oom_kill_count": 0})])
+    d = run_cli("diagnose", str(log), "--facts", str(zero), "--json").json()
+    assert d["primary"]["id"] == "dataloader-worker-failure/worker-killed"
+    assert "the cgroup counted no OOM kill" in d["primary"]["why"]
+    some = _doctor_json(tmp_path, [_check("memory", "warn", "oom_kill 2", {"oom_kill_count": 2})])
+    d = run_cli("diagnose", str(log), "--facts", str(some), "--json").json()
+    assert d["primary"]["id"] == "dataloader-worker-failure/worker-oom" and d["primary"]["confidence"] >= 0.8

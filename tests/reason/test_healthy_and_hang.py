@@ -124,7 +124,9 @@ def test_mpirun_names_the_rank_and_the_signal() -> None:
     d = diagnose_with(line)
     assert d["primary"]["id"] == "native-crash/segfault" and d["primary"]["rank"] == 3
     d = diagnose_with(line.replace(b"11 (Segmentation fault)", b"9 (Killed)"))
-    assert d["primary"]["id"] == "host-oom/sigkill" and d["primary"]["rank"] == 3
+    # the signal that names no sender reads as its likeliest one, the kill itself the first alternative
+    assert d["primary"]["id"] == "host-oom/oom-killer" and d["primary"]["rank"] == 3
+    assert d["alternatives"][0]["id"] == "host-oom/sigkill"
 
 
 def test_a_slurm_cancel_with_no_reason_is_a_failure_only_when_nothing_stronger_explains_it() -> None:

@@ -118,14 +118,16 @@ def test_only_cascades_with_a_missing_rank_file_asks_for_that_log(tmp_path: Path
     assert any(m["fact"] == "the log of rank 2" for m in p["missing"])
 
 
-def test_sigkill_from_the_launcher_summary_is_not_promoted_to_oom() -> None:
+def test_sigkill_from_the_launcher_summary_leads_with_the_oom_killer_it_cannot_confirm() -> None:
     lines = [*_steps(0), *_steps(3), *_summary(failed=3, code=-9)]
     d = diagnose_with("\n".join(lines).encode() + b"\n")
     p = d["primary"]
-    assert (p["id"], p["rank"]) == ("host-oom/sigkill", 3)
-    assert "cannot say why" in p["why"]  # not promoted: the kill is named, its reason left open
+    # Not confirmed: the likeliest sender real threads found, below a confirmed kill's certainty, with the
+    # kill itself as the first alternative and the kernel record that would decide asked for.
+    assert (p["id"], p["rank"]) == ("host-oom/oom-killer", 3)
+    assert "no sender named" in p["why"] and p["confidence"] < 0.9
     assert any("dmesg" in m["command"] for m in p["missing"])
-    assert "host-oom/oom-killer" in {a["id"] for a in d["alternatives"]}
+    assert d["alternatives"][0]["id"] == "host-oom/sigkill"
 
 
 def test_worker_kill_confirmed_by_the_kernel_record_for_its_pid() -> None:
@@ -136,8 +138,8 @@ def test_worker_kill_confirmed_by_the_kernel_record_for_its_pid() -> None:
     dmesg = ["[Sun Nov 29 16:29:21 2026] Out of memory: Killed process 30581 (pt_data_worker) total-vm:31245880kB, "
              "anon-rss:25829144kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:51292kB oom_score_adj:0"]
     unconfirmed = diagnose_with("\n".join(log).encode() + b"\n")
-    assert unconfirmed["primary"]["id"] == "dataloader-worker-failure/worker-killed"
-    assert "dataloader-worker-failure/worker-oom" in {a["id"] for a in unconfirmed["alternatives"]}
+    assert unconfirmed["primary"]["id"] == "dataloader-worker-failure/worker-oom"
+    assert unconfirmed["alternatives"][0]["id"] == "dataloader-worker-failure/worker-killed"
     assert any("dmesg" in m["command"] for m in unconfirmed["primary"]["missing"])
 
     confirmed = diagnose_with([("train.log", "\n".join(log).encode() + b"\n"),
@@ -145,6 +147,7 @@ def test_worker_kill_confirmed_by_the_kernel_record_for_its_pid() -> None:
     p = confirmed["primary"]
     assert (p["id"], p["rank"]) == ("dataloader-worker-failure/worker-oom", 1)
     assert p["confidence"] >= 0.9 and p["confidence"] > unconfirmed["primary"]["confidence"]
+    assert "a kernel OOM-killer record names the same process" in p["why"]
     assert any("Killed process 30581" in e["text"] for e in p["evidence"])
     assert p["missing"] == []
 
@@ -153,7 +156,9 @@ def test_a_kernel_record_for_another_pid_confirms_nothing() -> None:
     log = "[rank1]: RuntimeError: DataLoader worker (pid 30581) is killed by signal: Killed. \n"
     dmesg = "Out of memory: Killed process 999 (python) total-vm:1kB, anon-rss:1kB\n"
     d = diagnose_with([("train.log", log.encode()), ("dmesg.txt", dmesg.encode())])
-    assert d["primary"]["id"] == "dataloader-worker-failure/worker-killed"
+    p = d["primary"]
+    assert p["id"] == "dataloader-worker-failure/worker-oom" and p["confidence"] < 0.9  # the prior, unconfirmed
+    assert "names the same process" not in p["why"] and any("dmesg" in m["command"] for m in p["missing"])
 
 
 def test_getitem_exception_wrapping_a_known_cause_names_the_cause() -> None:

@@ -67,7 +67,7 @@ def test_multi_file_upload_with_gzip_and_zstd_attributes_ranks(client: Any) -> N
     r = client.post("/api/diagnose", files=parts)
     assert r.status_code == 200, r.text
     d = r.json()["diagnosis"]
-    assert d["primary"]["id"] == "dataloader-worker-failure/worker-killed"
+    assert d["primary"]["id"] == "dataloader-worker-failure/worker-oom"
     assert d["primary"]["rank"] == 2
     assert d["primary"]["evidence"][0]["path"].endswith("/2/stderr.log.gz")
     assert {c["rank"] for c in d["collateral"]} >= {1, 3}

@@ -99,7 +99,7 @@ def test_upload_a_multi_rank_job(page: Any, served: Served, tmp_path: Path) -> N
     gz = next(f for f in sent["files"] if f["name"] == "rank2.log.gz")
     assert "text" in gz and "is killed by signal: Killed" in gz["text"]
     assert page.inner_text("#headline") == "Rank 2 failed first"
-    assert "dataloader-worker-failure/worker-killed" in page.inner_text(".verdict")
+    assert "dataloader-worker-failure/worker-oom" in page.inner_text(".verdict")
     collateral = page.inner_text("section[aria-labelledby=collateral-title]")
     assert "rank 1" in collateral and "rank 3" in collateral
     svg = page.locator(".timeline-wrap svg")

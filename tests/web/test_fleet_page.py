@@ -29,7 +29,7 @@ def test_the_fleet_page_shows_what_a_scan_stored(app_factory: Any, tmp_path: Pat
         page = client.get("/fleet")
         assert page.status_code == 200
         assert "jobs failed or hung" in page.text and "<svg class=\"bars\"" in page.text
-        assert "dataloader-worker-failure/worker-killed" in page.text
+        assert "dataloader-worker-failure/worker-oom" in page.text
         assert "<img src=x" not in page.text and "<script>alert" not in page.text  # log text is escaped
         api = client.get("/api/fleet").json()
     assert api == run_cli("fleet", "report", "--db", db, "--format", "json").json()

@@ -74,23 +74,28 @@ def label_of(case: Case) -> str:
     return f"new:{case.label.id}" if case.label.new else case.label.id
 
 
-def answers(label: str, primary: str | None) -> bool:
+def answers(label: str, primary: str | None, *, from_message: bool = False) -> bool:
     """Whether a primary answer is the label's (`primary` None: the run was called healthy). A mechanism
-    the library lacks ("new:") is answered only by an unclassified failure."""
+    the library lacks ("new:") is answered only by an unclassified failure.
+
+    A label from the message alone that names a kill with no sender (a SIGKILL, a worker killed) is
+    also answered by the sender a kernel OOM record would confirm: the message cannot tell them apart,
+    so it cannot contradict the likelier one. A thread that found the sender is answered by that alone."""
     if label == "healthy" or primary is None:
         return label == "healthy" and primary is None
     if label.startswith("new:"):
         return primary.startswith(UNCLASSIFIED + "/")
-    return primary == label
+    return primary == label or (from_message and load_library().kills.get(label) == primary)
 
 
 def judge(case: Case, d: Diagnosis) -> Outcome:
     label = label_of(case)
     ids = [d.primary.id] if d.primary else []
     ids += [a.id for a in d.alternatives][: 3 - len(ids)]
-    top1 = answers(label, None if d.verdict == "healthy" else (d.primary.id if d.primary else ""))
+    top1 = answers(label, None if d.verdict == "healthy" else (d.primary.id if d.primary else ""),
+                   from_message=case.label.basis == "message")
     # (healthy and unknown mechanisms have one right answer; a known cause may be among the alternatives)
-    top3 = top1 if label == "healthy" or label.startswith("new:") else d.verdict != "healthy" and label in ids
+    top3 = top1 or (label != "healthy" and not label.startswith("new:") and d.verdict != "healthy" and label in ids)
     p = d.primary
     return Outcome(case.id, case.source, case.split, label, case.label.rank, d.verdict, p.id if p else None,
                    p.confidence if p else None, p.rank if p else None, tuple(ids), top1, top3)
@@ -119,10 +124,15 @@ def calibrate(dev: Sequence[Case], first: Mapping[str, FirstAnswer] | None = Non
     import dataclasses
 
     library = load_library()
-    raw = dataclasses.replace(library, calibration={}, raw_map=())
+    raw = dataclasses.replace(library, calibration={}, raw_map=(), resolved_kills={})
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    resolved: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     pairs: list[tuple[float, bool]] = []
-    for o in run(dev, Diagnoser(raw)):
+    for case, o in zip(dev, run(dev, Diagnoser(raw)), strict=True):
+        if o.primary in library.kills and case.label.basis == "thread":
+            # A kill whose sender the thread found: how often it was the OOM killer.
+            resolved[o.primary][0] += 1
+            resolved[o.primary][1] += int(o.label == library.kills[o.primary])
         # A collateral-only answer with a lead to one rank keeps its low confidence (reason.engine): not measured.
         lead = library.cause(o.primary).role != "initiating" and o.rank is not None if o.primary else False
         if o.primary is not None and o.confidence is not None and not lead and o.primary not in library.fallbacks:
@@ -146,6 +156,10 @@ def calibrate(dev: Sequence[Case], first: Mapping[str, FirstAnswer] | None = Non
     lines += ["# cause: N - how many dev cases it is the answer of (the prior that orders competing causes)",
               "truths:"]
     lines += [f"  {cause}: {n}" for cause, n in sorted(truths.items())]
+    lines += ["# kill cause: [resolved, OOM] - dev cases answered with this kill (no sender named) whose thread found",
+              "# the sender, and of those how many found the OOM killer (the likelier one is then the answer)",
+              "resolved_kills:"]
+    lines += [f"  {cause}: [{n}, {k}]" for cause, (n, k) in sorted(resolved.items())]
     lines += ["# raw confidence -> share of answers that sure that were right (isotonic fit, any cause but the",
               "# fallbacks)",
               "raw_map:"]

@@ -17,6 +17,7 @@ from pathlib import Path
 from trainmedic.api import Diagnoser, InputError, Named
 from trainmedic.catalog import Library
 from trainmedic.evaluate.corpus import Case
+from trainmedic.evaluate.score import answers
 from trainmedic.model import Cause, Diagnosis
 
 # Entries the reasoner itself stands on (the verdicts for an unknown failure and a hang): never removed.
@@ -42,7 +43,8 @@ def without(library: Library, entry_id: str) -> Library:
 
     entries = tuple(replace(e, causes=tuple(cut(c) for c in e.causes)) for e in library if e.id != entry_id)
     calibration = {k: v for k, v in library.calibration.items() if k not in gone}
-    return Library(entries, calibration, library.raw_map, {k: v for k, v in library.priors.items() if k not in gone})
+    return Library(entries, calibration, library.raw_map, {k: v for k, v in library.priors.items() if k not in gone},
+                   {k: v for k, v in library.resolved_kills.items() if k not in gone})
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,8 @@ def _diagnose(diagnoser: Diagnoser, log: bytes) -> Diagnosis | None:
 
 def probes(cases: Iterable[Case], lab: Path | None, diagnoser: Diagnoser) -> list[Probe]:
     """Cases the full library gets right, with the entry that explains them: real logs, then lab captures."""
-    found = [_probe(case.id, "corpus", case.label.id, case.log.encode("utf-8"), case.label.rank, diagnoser)
+    found = [_probe(case.id, "corpus", case.label.id, case.log.encode("utf-8"), case.label.rank, diagnoser,
+                    from_message=case.label.basis == "message")
              for case in cases if case.label.verdict != "healthy" and case.label.id and not case.label.new]
     if lab is not None and (lab / "manifest.json").is_file():
         for cap in json.loads((lab / "manifest.json").read_text(encoding="utf-8")):
@@ -93,13 +96,14 @@ def probes(cases: Iterable[Case], lab: Path | None, diagnoser: Diagnoser) -> lis
     return [p for p in found if p is not None]
 
 
-def _probe(name: str, source: str, ident: str, log: bytes, rank: int | None, diagnoser: Diagnoser) -> Probe | None:
-    """A probe when the full library names `ident` for this log and its entry may be removed."""
+def _probe(name: str, source: str, ident: str, log: bytes, rank: int | None, diagnoser: Diagnoser, *,
+           from_message: bool = False) -> Probe | None:
+    """A probe when the full library's answer is `ident`'s (score.answers) and its entry may be removed."""
     entry = ident.partition("/")[0]
     if entry in KEPT:
         return None
     d = _diagnose(diagnoser, log)
-    if d is None or d.primary is None or d.primary.id != ident:
+    if d is None or d.primary is None or not answers(ident, d.primary.id, from_message=from_message):
         return None
     return Probe(name, source, entry, log, rank, frozenset(e.line for e in d.primary.evidence if e.line))
 

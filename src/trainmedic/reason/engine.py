@@ -757,6 +757,15 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
         # No record names the pid, but the container's own counter saw OOM kills.
         first = with_cause(ctx.library, first, kills[first.cause])
         conf = confidence.clamp(0.8)
+    signal: Event | None = None  # the kill read as its likeliest sender, when no record names one
+    counted_none = first.cause in kills and machine.cgroup_counted_no_oom(ctx.facts)
+    sender = None if is_confirmed or cgroup_ooms or counted_none else ctx.library.likeliest_sender(first.cause)
+    if sender is not None:
+        # A SIGKILL names no sender; the kernel's OOM killer is the one real threads most often found
+        # (measured on the dev split): lead with it, keep the kill as the alternative, and ask for the
+        # record that decides. The share is the confidence, as measured, not pulled by calibration.
+        signal, first = first, with_cause(ctx.library, first, sender[0])
+        conf = confidence.clamp(sender[1])
     # Warnings the guard wrote before this failure, on the same rank: they corroborate their cause.
     before = [m for m in warnings if m.line.rank == first.rank and
               (m.line.path != first.path or m.line.number < first.line)]
@@ -775,6 +784,10 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
     why_parts.extend(adj.notes)
     if first.ambiguous and not is_confirmed:
         why_parts.append("the log alone cannot say why")
+    if counted_none:
+        why_parts.append("the cgroup counted no OOM kill (memory.events): another sender")
+    if signal is not None and sender is not None:
+        why_parts.append(f"no sender named: the OOM killer in {sender[3]} of {sender[2]} threads that found one")
     coll = _collateral(sorted(also_collateral + collateral_events, key=lambda e: (e.path, e.line)), first.cause,
                        exclude_rank=first.rank)
     if coll:
@@ -782,6 +795,8 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
         on = (f" on rank {hit[0]}" if len(hit) == 1 else f" on ranks {rank_ranges(hit)}") if hit else ""
         why_parts.append(f"the {len(coll)} later failure{'s' if len(coll) != 1 else ''}{on} followed from it")
     missing = _missing(ctx, first.cause) if (first.ambiguous and not is_confirmed) or conf < 0.8 else ()
+    if signal is not None:
+        missing = _missing(ctx, signal.cause)  # the record that tells the OOM killer from the other senders
     host = first.host or next((r.host for s in ctx.scans for r in s.summaries if r.rank == first.rank and r.host), None)
     rank = first.rank
     if first.cause in ctx.library.fallbacks or (first.cause in ctx.library.wrappers and first.rank is None):
@@ -811,10 +826,21 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
             why_parts = [f"{who} failed waiting on another process, in words no signature knows, and no line "
                          f"names which; rank 0 is the one others most often wait for: look there first"]
     primary = _finding(ctx, first.cause, confidence_=conf, rank=rank, host=host, time=first.time,
-                       evidence=_evidence(evidence_lines), missing=missing, why="; ".join(why_parts))
+                       evidence=_evidence(evidence_lines), missing=missing, why="; ".join(why_parts),
+                       calibrate=signal is None)
     conf = primary.confidence  # calibrated: what the alternatives share is what it leaves
     alts: list[Alternative] = []
     cause = ctx.library.cause(first.cause)
+    if signal is not None:
+        kill = ctx.library.cause(signal.cause)
+        need = kill.missing[0].command if kill.missing else ""
+        alts.append(Alternative(signal.cause, confidence.alternative(1.0, conf),
+                                f"{kill.title}: a scheduler's limit, an eviction, a launcher or a person send the "
+                                f"same SIGKILL" + (f"; check with `{need}`" if need else "")))
+        for comp in sorted(kill.competes, key=lambda c: -ctx.library.priors.get(c, 0)):
+            if comp != first.cause:
+                alts.append(Alternative(comp, confidence.alternative(0.5, conf),
+                                        f"{ctx.library.cause(comp).title}: not confirmed by this log"))
     if first.ambiguous and not is_confirmed:
         # The log cannot tell them apart: the one more often the answer in real logs comes first.
         for comp in sorted(cause.competes, key=lambda c: -ctx.library.priors.get(c, 0)):

@@ -99,6 +99,12 @@ def cgroup_oom_count(facts: tuple[Fact, ...]) -> int:
     return _int(facts, "memory.oom_kill_count") or 0
 
 
+def cgroup_counted_no_oom(facts: tuple[Fact, ...]) -> bool:
+    """The job's cgroup was probed and its counter (memory.events oom_kill, which counts kills by any
+    OOM killer, kernel or cgroup) is zero: the kill had another sender."""
+    return _int(facts, "memory.oom_kill_count") == 0
+
+
 def merge(facts: tuple[Fact, ...], used: tuple[Fact, ...]) -> tuple[Fact, ...]:
     """All facts, with the effect of those the reasoner used."""
     by_key = {(f.id, f.value, f.source): f for f in used}

@@ -280,7 +280,7 @@ BUDGET = 25  # lines of the terminal report, when its width is known
 
 def lines(d: Diagnosis, width: int | None = 80) -> list[Text]:
     """The report as it shows `width` columns wide (None: one line per item, unwrapped, nothing
-    trimmed); a wrapped report gives up its alternatives, then collateral kinds (down to two), then
+    trimmed); a wrapped report gives up its alternatives, then collateral kinds (down to one), then
     fix steps (down to one), each named as left out, until it fits BUDGET lines, and stops there."""
     def wrapped(lim: _Limits) -> list[Text]:
         return [t for b in blocks(d, lim) for t in _wrap(b, width)]
@@ -289,7 +289,7 @@ def lines(d: Diagnosis, width: int | None = 80) -> list[Text]:
         return wrapped(_Limits())
     lim = _Limits()
     out = wrapped(lim)
-    for part, floor in (("alternatives", 0), ("collateral", 2), ("fix", 1)):
+    for part, floor in (("alternatives", 0), ("collateral", 1), ("fix", 1)):
         while len(out) > BUDGET and getattr(lim, part) > floor:
             setattr(lim, part, getattr(lim, part) - 1)
             out = wrapped(lim)
