@@ -37,7 +37,7 @@ def load_entry(path: Path) -> Entry:
 
 CALIBRATION = "calibration.yaml"  # beside the category folders; written by `make eval` from the dev split
 PSEUDO_ANSWERS = 10.0  # how many answers the mapped confidence counts for against the measured ones
-MIN_RESOLVED_KILLS = 3  # resolved threads before an unattributed kill is read as its likeliest sender
+MIN_RESOLVED = 3  # resolved threads before an unexplained signal is read as its likeliest cause
 TIE_BREAK = 0.01  # keeps the map strictly increasing, so stronger evidence always reads as surer
 
 
@@ -52,20 +52,20 @@ class Library:
     # cause -> how many dev cases of the real-log corpus it is the answer of: when the log cannot tell
     # competing causes apart, the likelier one in real logs is offered first.
     priors: Mapping[str, int] = field(default_factory=dict)
-    # kill cause -> (dev cases whose thread found who sent the kill, of which the OOM killer): a SIGKILL
-    # that names no sender is read as its likeliest sender, as real threads resolved it.
-    resolved_kills: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    # cause -> (dev cases answered with it whose thread found the cause, of which `target`, target): a
+    # signal that cannot say why on its own (a SIGKILL with no sender, a bare device-side assert) is read
+    # as what real threads most often found behind it.
+    resolved: Mapping[str, tuple[int, int, str]] = field(default_factory=dict)
 
-    def likeliest_sender(self, cause_id: str) -> tuple[str, float, int, int] | None:
-        """The cause an unattributed kill most likely is (the one an OOM record would confirm), with the
-        share of resolved threads that found it (Laplace-smoothed); None while too few threads resolved
-        one or the share does not favour it."""
-        target = self.kills.get(cause_id)
-        resolved, oom = self.resolved_kills.get(cause_id, (0, 0))
-        share = (oom + 1) / (resolved + 2)
-        if target is None or resolved < MIN_RESOLVED_KILLS or share <= 0.5:
+    def likeliest_reading(self, cause_id: str) -> tuple[str, float, int, int] | None:
+        """What an unexplained signal most likely is (one of the causes it competes with, or the one a
+        kernel record would confirm), with the Laplace-smoothed share of the resolved threads that found
+        it; None while too few threads resolved one or the share does not favour it."""
+        resolved, hits, target = self.resolved.get(cause_id, (0, 0, ""))
+        share = (hits + 1) / (resolved + 2)
+        if not target or resolved < MIN_RESOLVED or share <= 0.5:
             return None
-        return target, share, resolved, oom
+        return target, share, resolved, hits
 
     def calibrated(self, cause_id: str, raw: float) -> float:
         """P(the primary is the root cause). The evidence's own estimate is first mapped to how often
@@ -177,6 +177,18 @@ class Library:
         return next((c.full_id for c in self.causes() if any(p in text for p in c.owns_frames)
                      and (not c.owns_exceptions or not exception or exception in c.owns_exceptions)), None)
 
+    def raised_in(self, entry_id: str, frames: Iterable[str]) -> str | None:
+        """The cause of `entry_id` whose function (`raised_in`) the innermost matching frame of a
+        traceback is in: where a generic signal of the entry was raised says which of its causes it is."""
+        names = {n: c.full_id for e in self.entries if e.id == entry_id for c in e.causes for n in c.raised_in}
+        if not names:
+            return None
+        for frame in reversed(list(frames)):
+            head, sep, func = frame.rpartition(", in ")
+            if sep and head.lstrip().startswith("File ") and func.strip() in names:
+                return names[func.strip()]
+        return None
+
     def worker_marks(self, entry_id: str | None = None) -> tuple[str, ...]:
         """Substrings that place a line in a worker process (of one entry, or of any)."""
         return tuple(m for e in self.entries if entry_id in (None, e.id) for m in e.worker_marks)
@@ -276,7 +288,7 @@ def _load(root: Path) -> Library:
     measured = _calibration_yaml(calibration_bytes)
     known = {c.full_id for e in entries for c in e.causes}
     lib = Library(tuple(entries), _calibration(measured, known), _raw_map(measured), _priors(measured, known),
-                  _calibration(measured, known, "resolved_kills"))
+                  _resolved(measured, known))
     cache.write("library", key, pickle.dumps(lib, protocol=pickle.HIGHEST_PROTOCOL))
     return lib
 
@@ -319,12 +331,11 @@ def _raw_map(measured: dict[str, object]) -> tuple[tuple[float, float], ...]:
     return tuple(out)
 
 
-def _calibration(measured: dict[str, object], known: set[str], key: str = "causes") -> dict[str, tuple[int, int]]:
-    """`cause: [answers, right]` lines (`resolved_kills`: [resolved, OOM kills]); a malformed file is
-    refused like a malformed entry."""
-    causes = measured.get(key) or {}
+def _calibration(measured: dict[str, object], known: set[str]) -> dict[str, tuple[int, int]]:
+    """`cause: [answers, right]` lines; a malformed file is refused like a malformed entry."""
+    causes = measured.get("causes") or {}
     if not isinstance(causes, dict):
-        raise LibraryError(f"{CALIBRATION}: `{key}` must map cause ids to [answers, right]")
+        raise LibraryError(f"{CALIBRATION}: `causes` must map cause ids to [answers, right]")
     out: dict[str, tuple[int, int]] = {}
     for cause, counts in causes.items():
         ok = (isinstance(counts, list) and len(counts) == 2 and all(isinstance(n, int) for n in counts)
@@ -334,6 +345,21 @@ def _calibration(measured: dict[str, object], known: set[str], key: str = "cause
         if cause not in known:
             raise LibraryError(f"{CALIBRATION}: unknown cause {cause!r}")
         out[cause] = (counts[0], counts[1])
+    return out
+
+
+def _resolved(measured: dict[str, object], known: set[str]) -> dict[str, tuple[int, int, str]]:
+    """`cause: [resolved, found, target]` lines."""
+    rows = measured.get("resolved") or {}
+    if not isinstance(rows, dict):
+        raise LibraryError(f"{CALIBRATION}: `resolved` must map cause ids to [resolved, found, target]")
+    out: dict[str, tuple[int, int, str]] = {}
+    for cause, row in rows.items():
+        ok = (isinstance(row, list) and len(row) == 3 and isinstance(row[0], int) and isinstance(row[1], int)
+              and 0 <= row[1] <= row[0] and isinstance(row[2], str) and row[2] in known)
+        if not ok or cause not in known:
+            raise LibraryError(f"{CALIBRATION}: {cause}: expected [resolved, found, a known target cause]")
+        out[cause] = (row[0], row[1], row[2])
     return out
 
 

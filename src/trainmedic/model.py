@@ -118,6 +118,9 @@ class Cause:
     owns_frames: tuple[str, ...] = ()  # a traceback through these paths is this cause's, not a failure of its own
     # ... when it ends in one of these exception classes (what the owner raises to report; empty: any)
     owns_exceptions: tuple[str, ...] = ()
+    # Functions (a traceback frame's "in NAME") that name this cause when its entry's generic signal is
+    # raised through them (a device-side assert raised inside binary_cross_entropy: the BCE input range).
+    raised_in: tuple[str, ...] = ()
     needs_context: tuple[str, ...] = ()  # the incident must show one of these, else it is `otherwise`
     otherwise: str | None = None
     # marks that show the `otherwise` reading; when set and neither kind is in sight, the cause stays

@@ -167,6 +167,7 @@ class CauseSpec(_Strict):
     phrases: list[str] = []
     owns_frames: list[str] = []
     owns_exceptions: list[str] = []
+    raised_in: list[str] = []
     needs_context: list[str] = []
     otherwise: str | None = None
     otherwise_context: list[str] = []
@@ -280,6 +281,7 @@ def _to_entry(spec: EntrySpec, source: str) -> Entry:
             phrases=tuple(c.phrases),
             owns_frames=tuple(c.owns_frames),
             owns_exceptions=tuple(c.owns_exceptions),
+            raised_in=tuple(c.raised_in),
             needs_context=tuple(c.needs_context),
             otherwise=c.otherwise,
             otherwise_context=tuple(c.otherwise_context),

@@ -94,14 +94,14 @@ def test_match_line_alone_names_its_cause(cause: str, line: str) -> None:
         # Words any failing line uses: a line a fingerprint knows is named by it instead.
         assert d["verdict"] == "failure", line
         return
-    # A kill that names no sender reads as the sender real threads most often found (catalog.likeliest_sender),
+    # A kill that names no sender reads as the sender real threads most often found (catalog.likeliest_reading),
     # with the kill itself as the first alternative.
-    sender = LIB.likeliest_sender(cause)
+    sender = LIB.likeliest_reading(cause)
     if sender is not None and got == sender[0]:
         assert d["alternatives"][0]["id"] == cause, line
         return
     for wider, narrower in MORE_SPECIFIC:
-        if wider == cause and (narrower == got or (LIB.likeliest_sender(narrower) or ("",))[0] == got):
+        if wider == cause and (narrower == got or (LIB.likeliest_reading(narrower) or ("",))[0] == got):
             return
     assert got == cause, f"{line!r} -> {got}"
 

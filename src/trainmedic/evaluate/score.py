@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Protocol
 
 from trainmedic.api import Diagnoser, InputError, Named
-from trainmedic.catalog import CALIBRATION, LIBRARY_DIR, forget, load_library
+from trainmedic.catalog import CALIBRATION, LIBRARY_DIR, Library, forget, load_library
 from trainmedic.evaluate.corpus import Case, Split
 from trainmedic.model import Diagnosis
 
@@ -78,14 +78,28 @@ def answers(label: str, primary: str | None, *, from_message: bool = False) -> b
     """Whether a primary answer is the label's (`primary` None: the run was called healthy). A mechanism
     the library lacks ("new:") is answered only by an unclassified failure.
 
-    A label from the message alone that names a kill with no sender (a SIGKILL, a worker killed) is
-    also answered by the sender a kernel OOM record would confirm: the message cannot tell them apart,
-    so it cannot contradict the likelier one. A thread that found the sender is answered by that alone."""
+    A label from the message alone that names a signal which cannot say why (a SIGKILL with no sender, a
+    bare device-side assert) is also answered by what resolved threads most often found behind it
+    (catalog.likeliest_reading): the message cannot tell them apart, so it cannot contradict that. A
+    thread that found the cause is answered by that cause alone."""
     if label == "healthy" or primary is None:
         return label == "healthy" and primary is None
     if label.startswith("new:"):
         return primary.startswith(UNCLASSIFIED + "/")
-    return primary == label or (from_message and load_library().kills.get(label) == primary)
+    reading = load_library().likeliest_reading(label) if from_message and primary != label else None
+    return primary == label or (reading is not None and reading[0] == primary)
+
+
+def readings(library: Library, cause: str) -> tuple[str, ...]:
+    """The causes a signal that cannot say why may turn out to be: those it competes with, and the one
+    a kernel record would confirm."""
+    c = library.cause(cause)
+    return tuple(dict.fromkeys([*([c.confirmed_as] if c.confirmed_as else []), *c.competes]))
+
+
+def readable(library: Library, cause: str) -> bool:
+    """A cause whose answers may be read as their likeliest cause: a kill, or a signal with competitors."""
+    return cause in library.kills or (bool(library.cause(cause).competes) and cause not in library.fallbacks)
 
 
 def judge(case: Case, d: Diagnosis) -> Outcome:
@@ -124,15 +138,14 @@ def calibrate(dev: Sequence[Case], first: Mapping[str, FirstAnswer] | None = Non
     import dataclasses
 
     library = load_library()
-    raw = dataclasses.replace(library, calibration={}, raw_map=(), resolved_kills={})
+    raw = dataclasses.replace(library, calibration={}, raw_map=(), resolved={})
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    resolved: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    resolved: dict[str, Counter[str]] = defaultdict(Counter)
     pairs: list[tuple[float, bool]] = []
     for case, o in zip(dev, run(dev, Diagnoser(raw)), strict=True):
-        if o.primary in library.kills and case.label.basis == "thread":
-            # A kill whose sender the thread found: how often it was the OOM killer.
-            resolved[o.primary][0] += 1
-            resolved[o.primary][1] += int(o.label == library.kills[o.primary])
+        if o.primary is not None and case.label.basis == "thread" and readable(library, o.primary):
+            # A signal that cannot say why, whose cause the thread found: what it was.
+            resolved[o.primary][o.label] += 1
         # A collateral-only answer with a lead to one rank keeps its low confidence (reason.engine): not measured.
         lead = library.cause(o.primary).role != "initiating" and o.rank is not None if o.primary else False
         if o.primary is not None and o.confidence is not None and not lead and o.primary not in library.fallbacks:
@@ -156,10 +169,15 @@ def calibrate(dev: Sequence[Case], first: Mapping[str, FirstAnswer] | None = Non
     lines += ["# cause: N - how many dev cases it is the answer of (the prior that orders competing causes)",
               "truths:"]
     lines += [f"  {cause}: {n}" for cause, n in sorted(truths.items())]
-    lines += ["# kill cause: [resolved, OOM] - dev cases answered with this kill (no sender named) whose thread found",
-              "# the sender, and of those how many found the OOM killer (the likelier one is then the answer)",
-              "resolved_kills:"]
-    lines += [f"  {cause}: [{n}, {k}]" for cause, (n, k) in sorted(resolved.items())]
+    lines += ["# cause: [resolved, found, target] - dev cases answered with this signal that cannot say why (a kill",
+              "# with no sender, a bare device-side assert) whose thread found the cause, and how many found the",
+              "# commonest of the causes it competes with (then the answer when the smoothed share favours it)",
+              "resolved:"]
+    for cause, found in sorted(resolved.items()):
+        targets = [(n, t) for t, n in found.items() if t in readings(library, cause)]
+        n, target = max(targets, key=lambda nt: (nt[0], nt[1])) if targets else (0, "")
+        if target:
+            lines.append(f"  {cause}: [{sum(found.values())}, {n}, {target}]")
     lines += ["# raw confidence -> share of answers that sure that were right (isotonic fit, any cause but the",
               "# fallbacks)",
               "raw_map:"]

@@ -44,7 +44,7 @@ def without(library: Library, entry_id: str) -> Library:
     entries = tuple(replace(e, causes=tuple(cut(c) for c in e.causes)) for e in library if e.id != entry_id)
     calibration = {k: v for k, v in library.calibration.items() if k not in gone}
     return Library(entries, calibration, library.raw_map, {k: v for k, v in library.priors.items() if k not in gone},
-                   {k: v for k, v in library.resolved_kills.items() if k not in gone})
+                   {k: v for k, v in library.resolved.items() if k not in gone and v[2] not in gone})
 
 
 @dataclass(frozen=True)

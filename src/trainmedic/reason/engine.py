@@ -53,6 +53,8 @@ _SAME_TIME = 1.0  # seconds within which two clocks cannot order events
 _TABLE_SPAN = 40  # lines between an OOM and the memory summary printed with it
 _WHAT_LINES = 2  # lines below "terminate called after throwing ..." where its "what():" message starts
 _CLEARLY_STRONGER = 0.15  # a fingerprint this much stronger is the more specific reading of the incident
+RAISED_IN_WEIGHT = 0.8  # a generic signal named by the function its traceback raised it in (asynchronous CUDA errors
+# can surface a little later, so less than a definite message)
 WEAK = 0.5  # an ambiguous signal weaker than this is a warning unless nothing else explains the failure
 _OOM_REPORT_LINES = 200  # a kernel OOM report (header, call trace, memory dump, verdict) spans this many lines
 
@@ -698,6 +700,11 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
         if definite:
             named = min(definite, key=lambda e: e.line)
             first = replace(named, rank=first.rank) if named.rank is None else named
+        elif first.traceback is not None and (inside := ctx.library.raised_in(entry_of, first.traceback.frames)):
+            # No definite message, but the traceback says where it was raised: a device-side assert
+            # raised inside binary_cross_entropy is the BCE input's range (the library's `raised_in`).
+            first = replace(first, cause=inside, role=ctx.library.cause(inside).role, ambiguous=False,
+                            weight=RAISED_IN_WEIGHT, fingerprints=((f"{inside}#raised-in", RAISED_IN_WEIGHT),))
     # The root beats its echo: a wrapper printed as loose lines ("terminate called after throwing ...",
     # then "what(): CUDA error: ...") is judged by the known cause on the lines right after it.
     if first.cause in ctx.library.wrappers:
@@ -757,13 +764,15 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
         # No record names the pid, but the container's own counter saw OOM kills.
         first = with_cause(ctx.library, first, kills[first.cause])
         conf = confidence.clamp(0.8)
-    signal: Event | None = None  # the kill read as its likeliest sender, when no record names one
+    signal: Event | None = None  # a signal that cannot say why, read as its likeliest cause
     counted_none = first.cause in kills and machine.cgroup_counted_no_oom(ctx.facts)
-    sender = None if is_confirmed or cgroup_ooms or counted_none else ctx.library.likeliest_sender(first.cause)
+    unexplained = (first.cause in kills or first.ambiguous) and not (is_confirmed or cgroup_ooms or counted_none)
+    sender = ctx.library.likeliest_reading(first.cause) if unexplained else None
     if sender is not None:
-        # A SIGKILL names no sender; the kernel's OOM killer is the one real threads most often found
-        # (measured on the dev split): lead with it, keep the kill as the alternative, and ask for the
-        # record that decides. The share is the confidence, as measured, not pulled by calibration.
+        # A SIGKILL names no sender, a bare device-side assert no kernel: lead with what real threads
+        # most often found behind it (measured on the dev split: the OOM killer, a class label out of
+        # range), keep the signal as the first alternative, and ask for the fact that decides. The
+        # share is the confidence, as measured, not pulled by calibration.
         signal, first = first, with_cause(ctx.library, first, sender[0])
         conf = confidence.clamp(sender[1])
     # Warnings the guard wrote before this failure, on the same rank: they corroborate their cause.
@@ -786,8 +795,11 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
         why_parts.append("the log alone cannot say why")
     if counted_none:
         why_parts.append("the cgroup counted no OOM kill (memory.events): another sender")
-    if signal is not None and sender is not None:
+    if signal is not None and sender is not None and signal.cause in kills:
         why_parts.append(f"no sender named: the OOM killer in {sender[3]} of {sender[2]} threads that found one")
+    elif signal is not None and sender is not None:
+        why_parts.append(f"{ctx.library.cause(signal.cause).title.rstrip('.')} alone does not say which: this in "
+                         f"{sender[3]} of {sender[2]} threads that found the cause")
     coll = _collateral(sorted(also_collateral + collateral_events, key=lambda e: (e.path, e.line)), first.cause,
                        exclude_rank=first.rank)
     if coll:
@@ -834,9 +846,10 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
     if signal is not None:
         kill = ctx.library.cause(signal.cause)
         need = kill.missing[0].command if kill.missing else ""
+        said = ("a scheduler's limit, an eviction, a launcher or a person send the same SIGKILL"
+                if signal.cause in kills else "the other causes of the same signal")
         alts.append(Alternative(signal.cause, confidence.alternative(1.0, conf),
-                                f"{kill.title}: a scheduler's limit, an eviction, a launcher or a person send the "
-                                f"same SIGKILL" + (f"; check with `{need}`" if need else "")))
+                                f"{kill.title}: {said}" + (f"; check with `{need}`" if need else "")))
         for comp in sorted(kill.competes, key=lambda c: -ctx.library.priors.get(c, 0)):
             if comp != first.cause:
                 alts.append(Alternative(comp, confidence.alternative(0.5, conf),

@@ -525,7 +525,8 @@ def _read_as_its_sender(kill: str, got: Outcome) -> bool:
     diagnosis leads with the likelier sender and names the kill as its first alternative."""
     from trainmedic.catalog import load_library
 
-    return got.alternative == kill and load_library().kills.get(kill) == got.id
+    reading = load_library().likeliest_reading(kill)
+    return got.alternative == kill and reading is not None and reading[0] == got.id
 
 
 def mismatches(case: Case, got: Outcome) -> list[str]:
