@@ -1820,3 +1820,31 @@ def test_hccls_notify_timeout_is_a_collective_timeout_of_the_rank_it_names() -> 
     d = Diagnoser().diagnose((steps + line.format("unknown")).encode())
     assert d.primary is not None and d.primary.id == "nccl-timeout/watchdog-timeout"
     assert d.primary.rank != 3
+
+
+@pytest.mark.parametrize("case_id", [
+    "more42e-healthy-nanogpt-shakespeare-char-keyboardinterrupt-at-loss-item-iter-1330",  # KeyboardInterrupt in loss.item()
+    "more34m-healthy-signlang-torchrun-ddp-ctrl-c",  # both ranks, then the agent's SignalException for signal 2
+])
+def test_ctrl_c_on_a_run_that_was_training_is_a_stop_not_a_failure(case_id: str) -> None:
+    d = _diagnose(case_id)
+    assert d.verdict == "healthy", d.primary
+    assert any(n.startswith("stopped by hand (Ctrl-C)") for n in d.notes), d.notes
+
+
+def test_ctrl_c_before_any_progress_or_a_sigterm_is_still_a_failure() -> None:
+    """Near misses: Ctrl-C before the run showed any progress may be a person giving up on a stall; the
+    agent's SIGTERM (15) is a stop from outside, not a hand on the keyboard."""
+    tb = ('Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n'
+          '    loss = model(batch).sum()\nKeyboardInterrupt\n')
+    d = Diagnoser().diagnose(Named("output.log", tb.encode()))
+    assert d.verdict != "healthy"
+    steps = "".join(f"iter {i}: loss {2.0 - i / 100:.4f}, time 55.00ms\n" for i in range(0, 50, 10))
+    d = Diagnoser().diagnose(Named("output.log", (steps + tb).encode()))
+    assert d.verdict == "healthy" and any(n.startswith("stopped by hand") for n in d.notes)
+    term = steps + ("WARNING:torch.distributed.elastic.agent.server.api:Received 15 death signal, shutting down "
+                    "workers\n")
+    assert Diagnoser().diagnose(Named("output.log", term.encode())).verdict != "healthy"
+    sigint = steps + ("WARNING:torch.distributed.elastic.agent.server.api:Received 2 death signal, shutting down "
+                      "workers\n")
+    assert Diagnoser().diagnose(Named("output.log", sigint.encode())).verdict == "healthy"

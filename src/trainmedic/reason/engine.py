@@ -40,6 +40,7 @@ from trainmedic.reason.events import (
     is_precursor,
     pid_of,
     precursors,
+    stopped_by_hand,
     strength,
     with_cause,
 )
@@ -1197,6 +1198,10 @@ def _notes(ctx: Context) -> tuple[str, ...]:
             notes.append(f"{s.path}: {n} more lines like {key} not kept")
         if s.unreadable:
             notes.append(f"skipped, could not be read: {s.unreadable}")
+        stops = [t for t in s.tracebacks if stopped_by_hand(s, t)]
+        if stops:
+            notes.append(f"stopped by hand (Ctrl-C) at {s.path}:{stops[0].first_line}, a run that showed progress, "
+                         f"in no wait: a stop, not a failure (if the run was stuck, its frames say where)")
         if s.cut_lines:
             notes.append(f"{s.path}: {s.cut_lines} line(s) too long to keep whole were read only to their first "
                          f"{MAX_LINE >> 20} MiB (the rest of such a line is skipped)")
