@@ -1848,3 +1848,16 @@ def test_ctrl_c_before_any_progress_or_a_sigterm_is_still_a_failure() -> None:
     sigint = steps + ("WARNING:torch.distributed.elastic.agent.server.api:Received 2 death signal, shutting down "
                       "workers\n")
     assert Diagnoser().diagnose(Named("output.log", sigint.encode())).verdict == "healthy"
+
+
+def test_an_unranked_failure_in_a_job_of_several_ranks_is_read_as_rank_0s() -> None:
+    """Rank-prefixed progress from two ranks, then an error no prefix claims: most often rank 0's output
+    (the rank that logs). Near miss: a single process names no rank at all."""
+    steps = "".join(f"[rank{r}]: step {i} loss 1.{i}\n" for i in range(3) for r in (0, 1))
+    oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB\n"
+    d = Diagnoser().diagnose(Named("output.log", (steps + oom).encode()))
+    assert d.primary is not None and d.primary.id == "cuda-out-of-memory/allocator-oom"
+    assert d.primary.rank == 0 and "most often rank 0's" in d.primary.why
+    single = "".join(f"step {i} loss 1.{i}\n" for i in range(3)) + oom
+    d = Diagnoser().diagnose(Named("output.log", single.encode()))
+    assert d.primary is not None and d.primary.rank is None

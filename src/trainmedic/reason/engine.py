@@ -838,6 +838,13 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
             rank, host = 0, None
             why_parts = [f"{who} failed waiting on another process, in words no signature knows, and no line "
                          f"names which; rank 0 is the one others most often wait for: look there first"]
+    if rank is None and len(ranks.expected_ranks(ctx)) > 1:
+        # A job of several ranks, and the failing line names none: output no prefix claims is most often
+        # rank 0's (the rank that logs, and that prints alone under `if rank == 0`); on dev, 12 of the 15
+        # failures read with no rank whose thread established one were on rank 0.
+        rank = 0
+        why_parts.append("its line names no rank; in a job of several ranks unprefixed output is most often "
+                         "rank 0's")
     primary = _finding(ctx, first.cause, confidence_=conf, rank=rank, host=host, time=first.time,
                        evidence=_evidence(evidence_lines), missing=missing, why="; ".join(why_parts),
                        calibrate=signal is None)
