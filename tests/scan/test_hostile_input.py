@@ -23,6 +23,19 @@ def test_a_line_built_to_make_a_regex_backtrack_is_read_in_linear_time(backend: 
 
 
 @pytest.mark.timeout(60)
+def test_a_long_word_beside_a_launcher_summary_is_read_in_linear_time() -> None:
+    # The summary's key/value reader (`host      : node1`) retried its key at every letter of a long word:
+    # 6 s for 20 KB under Python's re, minutes for 200 KB. A key now starts a word.
+    word = "a" * 200_000
+    log = ("Root Cause (first observed failure):\n[0]:\n  time      : 2024-01-01_00:00:00\n  host      : node1\n"
+           f"  rank      : 3 (local_rank: 3)\n  exitcode  : 1 (pid: 1234)\n  error_file: {word}\n  {word}\n")
+    d = Diagnoser().diagnose(Named("summary.log", log.encode()))
+    assert d.primary is not None and d.primary.rank == 3
+    [record] = Diagnoser().scan(Named("summary.log", log.encode()))[0].summaries
+    assert (record.host, record.exitcode, record.pid) == ("node1", 1, 1234)
+
+
+@pytest.mark.timeout(60)
 def test_the_python_scanner_is_linear_over_a_block_of_digits() -> None:
     # `world_size=` and a million digits: quadratic under Python's re, over the whole block.
     d = Diagnoser(backend="python").diagnose(Named("w.log", b"world_size=" + b"7" * 1_000_000 + b"\n"))
