@@ -1848,6 +1848,13 @@ def test_ctrl_c_before_any_progress_or_a_sigterm_is_still_a_failure() -> None:
     sigint = steps + ("WARNING:torch.distributed.elastic.agent.server.api:Received 2 death signal, shutting down "
                       "workers\n")
     assert Diagnoser().diagnose(Named("output.log", sigint.encode())).verdict == "healthy"
+    # Ctrl-C on a run that had trained but then waited on its DataLoader: its stuck loader, with no note of a stop.
+    waited = steps + ('Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n'
+                      '  File "/opt/torch/utils/data/dataloader.py", line 1310, in _try_get_data\n'
+                      "    data = self._data_queue.get(timeout=timeout)\nKeyboardInterrupt\n")
+    d = Diagnoser().diagnose(Named("output.log", waited.encode()))
+    assert d.primary is not None and d.primary.id == "dataloader-worker-failure/worker-hang"
+    assert not any(n.startswith("stopped by hand") for n in d.notes), d.notes
 
 
 def test_an_unranked_failure_in_a_job_of_several_ranks_is_read_as_rank_0s() -> None:

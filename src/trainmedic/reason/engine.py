@@ -1205,7 +1205,7 @@ def _notes(ctx: Context) -> tuple[str, ...]:
             notes.append(f"{s.path}: {n} more lines like {key} not kept")
         if s.unreadable:
             notes.append(f"skipped, could not be read: {s.unreadable}")
-        stops = [t for t in s.tracebacks if stopped_by_hand(s, t)]
+        stops = [t for t in s.tracebacks if stopped_by_hand(ctx.library, s, t)]
         if stops:
             notes.append(f"stopped by hand (Ctrl-C) at {s.path}:{stops[0].first_line}, a run that showed progress, "
                          f"in no wait: a stop, not a failure (if the run was stuck, its frames say where)")

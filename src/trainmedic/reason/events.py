@@ -218,12 +218,13 @@ def precursors(library: Library, scans: list[ScanResult]) -> list[Match]:
     return [m for scan in scans for m in scan.matches if is_precursor(library, m)]
 
 
-def stopped_by_hand(scan: ScanResult, tb: Traceback) -> bool:
+def stopped_by_hand(library: Library, scan: ScanResult, tb: Traceback) -> bool:
     """Ctrl-C (KeyboardInterrupt, the launcher's SIGINT) pressed on a run that had been training: the
     same output shows its progress (other ranks' bars may run on below the first traceback), and the
-    frames show no wait (those read as a hang first). The person stopped a working run; it did not fail."""
+    frames show no wait (those read as a hang). The person stopped a working run; it did not fail."""
     return (tb.interrupted and not tb.dump and not tb.ignored
-            and any(p.path == tb.path for p in scan.progress.values()))
+            and any(p.path == tb.path for p in scan.progress.values())
+            and waiting_event(library, tb, 0) is None)
 
 
 def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
@@ -262,7 +263,7 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
         stall_at = {tbs[i].first_line: stalls[i] for i in waiting}  # one traceback starts on each line
         grouped: list[tuple[int, list[Match], Traceback | None]] = [
             (min(m.line.number for m in ms), ms, tbs[i]) for i, ms in by_tb.items() if i not in waiting
-            and not (stopped_by_hand(scan, tbs[i]) and all(m.cause in library.fallbacks for m in ms))
+            and not (stopped_by_hand(library, scan, tbs[i]) and all(m.cause in library.fallbacks for m in ms))
         ]
         grouped += [(tbs[i].first_line, [], tbs[i]) for i in waiting]
         # A traceback whose exception no fingerprint knows, not even by its name ("StoreLeaseExpired",
@@ -270,7 +271,7 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
         # (Not Ctrl-C pressed on a run that was training: a stop by hand in no wait is no failure.)
         grouped += [(t.last_line, [], t) for i, t in enumerate(tbs)
                     if i not in by_tb and i not in waiting and t.exceptions and not t.truncated
-                    and not stopped_by_hand(scan, t)]
+                    and not stopped_by_hand(library, scan, t)]
         # Several causes can match one line (a kernel record for `pt_data_worker` is both a worker
         # OOM and a host OOM): one line is one incident, explained by its strongest cause.
         by_line: dict[int, list[Match]] = defaultdict(list)
