@@ -179,13 +179,16 @@ def test_lock_held_at_fork_is_a_worker_hang_within_the_limit() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("factory", "cause", "signal_text"),
-    # (the worker kills itself; with no kernel record its SIGKILL reads as the sender real threads most
-    # often found, the OOM killer, and says which record would decide)
-    [("killed_worker", "worker-oom", "Killed"), ("segfaulting_worker", "worker-segfault", "Segmentation fault")],
+    # (the worker kills itself: the memory cgroup counting no OOM kill during the run says another sender;
+    # where there is no cgroup to ask, the SIGKILL reads as the sender real threads most often found)
+    [("killed_worker", "worker-killed", "Killed"), ("segfaulting_worker", "worker-segfault", "Segmentation fault")],
 )
 def test_worker_dying_of_a_signal(factory: str, cause: str, signal_text: str) -> None:
     from trainmedic.torch import isolate
+    from trainmedic.torch.isolate import cgroup_oom_kills
 
+    if cause == "worker-killed" and cgroup_oom_kills() is None:
+        cause = "worker-oom"
     report = isolate(f"{CASES}:{factory}", workers=1, batches=3, timeout=20, cwd=ROOT)
     assert report.conclusion.id == f"{ENTRY}/{cause}", report.conclusion
     zero, one = report.runs
@@ -297,6 +300,18 @@ def test_causes_from_worker_messages(text: str, returncode: int, cause: str) -> 
     assert conclusion.fix  # the library's fix steps come along
     if cause == "worker-oom":
         assert "not confirmed" in conclusion.why  # a SIGKILL is not a known OOM until the kernel log says so
+
+
+@pytest.mark.parametrize(("kills", "cause"), [(0, "worker-killed"), (1, "worker-oom"), (None, "worker-oom")])
+def test_the_cgroups_oom_count_during_the_run_decides_who_sent_the_sigkill(kills: int | None, cause: str) -> None:
+    """isolate counts the memory cgroup's OOM kills around each run: none while a worker died of SIGKILL
+    says another sender; one says the OOM killer; with no cgroup the kill reads as its likeliest sender."""
+    from trainmedic.api import Diagnoser
+    from trainmedic.torch.isolate.diagnosis import classify, machine_facts
+
+    text = "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Killed."
+    run = classify(_run(2, ok=False, text=text, returncode=1), Diagnoser(), machine_facts(oom_kills=kills))
+    assert run.cause == f"{ENTRY}/{cause}"
 
 
 def test_wrapped_worker_error_with_demand_over_shm_is_shm_exhausted() -> None:

@@ -118,20 +118,23 @@ def isolate(
     loader: dict[str, Any] = {}
     shm_size_child: int | None = None
 
-    def diagnosed(run: IsolateRun) -> IsolateRun:
-        """The run classified with what was measured so far: its shm demand once a batch size is known."""
+    def diagnosed(run: IsolateRun, oom_kills: int | None = None) -> IsolateRun:
+        """The run classified with what was measured so far: its shm demand once a batch size is known,
+        the OOM kills its memory cgroup counted while it ran."""
         batch_bytes = next((r.batch_bytes for r in (*runs, run) if r.batch_bytes is not None), None)
         prefetch = int_or_none(loader.get("prefetch_factor")) or DEFAULT_PREFETCH
         demand = run.num_workers * prefetch * batch_bytes if batch_bytes is not None and run.num_workers else None
         size = shm_size_child if shm_size_child is not None else host_shm_size()
-        run = classify(run, diagnoser, machine_facts(shm_size=size, shm_demand=demand))
+        run = classify(run, diagnoser, machine_facts(shm_size=size, shm_demand=demand, oom_kills=oom_kills))
         runs.append(run)
         if progress:
             progress(run)
         return run
 
     for count in sorted({0, 1, workers}):
+        before = cgroup_oom_kills()
         run, events = run_once(opts, count, "file_descriptor", OutputWatch(diagnoser))
+        kills = _counted(before, cgroup_oom_kills())
         setup = next((e for e in events if e.get("event") == "setup_error"), None)
         if setup is not None:
             stage = {"import": "cannot import", "factory": "the factory failed", "build": "cannot build"}
@@ -144,14 +147,15 @@ def isolate(
                 loader = {k: v for k, v in event.items() if k not in ("event", "t")}
             if event.get("event") == "start" and shm_size_child is None:
                 shm_size_child = int_or_none(event.get("shm_size"))
-        run = diagnosed(run)
+        run = diagnosed(run, kills)
         if count == 0 and run.hang and run.startup is None:
             break  # the import or the factory itself hangs: every other run would wait as long
 
     suspects = descriptor_suspects(runs)
     if suspects:
+        before = cgroup_oom_kills()
         run, _ = run_once(opts, max(r.num_workers for r in suspects), "file_system", OutputWatch(diagnoser))
-        diagnosed(run)
+        diagnosed(run, _counted(before, cgroup_oom_kills()))
 
     batch_bytes = next((r.batch_bytes for r in runs if r.batch_bytes is not None), None)
     prefetch = int_or_none(loader.get("prefetch_factor")) or DEFAULT_PREFETCH
@@ -172,6 +176,23 @@ def isolate(
         conclusion=conclude(runs_t, shm_demand=shm_demand, shm_size=shm_size, diagnoser=diagnoser),
         loader=loader,
     )
+
+
+def cgroup_oom_kills() -> int | None:
+    """The OOM kills this process's memory cgroup has counted (None: no cgroup to ask). The runs' workers
+    share it, so the count rising during a run is an OOM kill of one of them."""
+    from trainmedic.probes.base import ProbeContext
+    from trainmedic.probes.memory import read_cgroup_memory
+
+    try:
+        found = read_cgroup_memory(ProbeContext())
+    except OSError:
+        return None
+    return found.oom_kills if found is not None else None
+
+
+def _counted(before: int | None, after: int | None) -> int | None:
+    return after - before if before is not None and after is not None and after >= before else None
 
 
 class _CallableModule(types.ModuleType):

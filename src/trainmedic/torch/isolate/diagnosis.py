@@ -59,10 +59,14 @@ def run_log(run: IsolateRun) -> bytes:
 
 
 def machine_facts(
-    *, fd_limit: int | None = None, shm_size: int | None = None, shm_demand: int | None = None
+    *, fd_limit: int | None = None, shm_size: int | None = None, shm_demand: int | None = None,
+    oom_kills: int | None = None,
 ) -> tuple[Fact, ...]:
-    """Measurements as the reasoner's facts: they confirm or weaken shm and descriptor findings."""
+    """Measurements as the reasoner's facts: they confirm or weaken shm and descriptor findings, and the
+    OOM kills the memory cgroup counted during the run tell an OOM kill from another SIGKILL."""
     facts = []
+    if oom_kills is not None:
+        facts.append(Fact("memory.oom_kill_count", str(oom_kills), SOURCE))
     if fd_limit is not None:
         facts.append(Fact("nofile.soft", str(fd_limit), SOURCE))
     if shm_size is not None:
