@@ -97,11 +97,6 @@ def readings(library: Library, cause: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys([*([c.confirmed_as] if c.confirmed_as else []), *c.competes]))
 
 
-def readable(library: Library, cause: str) -> bool:
-    """A cause whose answers may be read as their likeliest cause: a kill, or a signal with competitors."""
-    return cause in library.kills or (bool(library.cause(cause).competes) and cause not in library.fallbacks)
-
-
 def judge(case: Case, d: Diagnosis) -> Outcome:
     label = label_of(case)
     ids = [d.primary.id] if d.primary else []
@@ -143,7 +138,7 @@ def calibrate(dev: Sequence[Case], first: Mapping[str, FirstAnswer] | None = Non
     resolved: dict[str, Counter[str]] = defaultdict(Counter)
     pairs: list[tuple[float, bool]] = []
     for case, o in zip(dev, run(dev, Diagnoser(raw)), strict=True):
-        if o.primary is not None and case.label.basis == "thread" and readable(library, o.primary):
+        if o.primary is not None and case.label.basis == "thread" and o.primary not in library.fallbacks:
             # A signal that cannot say why, whose cause the thread found: what it was.
             resolved[o.primary][o.label] += 1
         # A collateral-only answer with a lead to one rank keeps its low confidence (reason.engine): not measured.
@@ -175,7 +170,7 @@ def calibrate(dev: Sequence[Case], first: Mapping[str, FirstAnswer] | None = Non
               "resolved:"]
     for cause, found in sorted(resolved.items()):
         targets = [(n, t) for t, n in found.items() if t in readings(library, cause)]
-        n, target = max(targets, key=lambda nt: (nt[0], nt[1])) if targets else (0, "")
+        n, target = max(targets) if targets else (0, "")
         if target:
             lines.append(f"  {cause}: [{sum(found.values())}, {n}, {target}]")
     lines += ["# raw confidence -> share of answers that sure that were right (isotonic fit, any cause but the",

@@ -766,7 +766,7 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
         first = with_cause(ctx.library, first, kills[first.cause])
         conf = confidence.clamp(0.8)
     signal: Event | None = None  # a signal that cannot say why, read as its likeliest cause
-    counted_none = first.cause in kills and machine.cgroup_counted_no_oom(ctx.facts)
+    counted_none = first.cause in kills and cgroup_ooms == 0
     unexplained = (first.cause in kills or first.ambiguous) and not (is_confirmed or cgroup_ooms or counted_none)
     sender = ctx.library.likeliest_reading(first.cause) if unexplained else None
     if sender is not None:
@@ -858,15 +858,15 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
                 if signal.cause in kills else "the other causes of the same signal")
         alts.append(Alternative(signal.cause, confidence.alternative(1.0, conf),
                                 f"{kill.title}: {said}" + (f"; check with `{need}`" if need else "")))
-        for comp in sorted(kill.competes, key=lambda c: -ctx.library.priors.get(c, 0)):
-            if comp != first.cause:
-                alts.append(Alternative(comp, confidence.alternative(0.5, conf),
-                                        f"{ctx.library.cause(comp).title}: not confirmed by this log"))
-    if first.ambiguous and not is_confirmed:
+    # (a signal read as its likeliest cause: what else it competes with, as for an ambiguous primary)
+    read = ctx.library.cause(signal.cause) if signal is not None else cause
+    if (first.ambiguous or signal is not None) and not is_confirmed:
         # The log cannot tell them apart: the one more often the answer in real logs comes first.
-        for comp in sorted(cause.competes, key=lambda c: -ctx.library.priors.get(c, 0)):
+        for comp in sorted(read.competes, key=lambda c: -ctx.library.priors.get(c, 0)):
+            if comp == first.cause:
+                continue
             c = ctx.library.cause(comp)
-            need = c.missing[0].command if c.missing else (cause.missing[0].command if cause.missing else "")
+            need = c.missing[0].command if c.missing else (read.missing[0].command if read.missing else "")
             check = f"; check with `{need}`" if need else ""
             warned = [m for m in before if m.cause == comp]
             if warned:

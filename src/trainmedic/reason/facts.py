@@ -95,14 +95,10 @@ def adjust(cause: str, confidence: float, facts: tuple[Fact, ...]) -> Adjustment
     return Adjustment(min(confidence, 0.99), tuple(notes), tuple(used))
 
 
-def cgroup_oom_count(facts: tuple[Fact, ...]) -> int:
-    return _int(facts, "memory.oom_kill_count") or 0
-
-
-def cgroup_counted_no_oom(facts: tuple[Fact, ...]) -> bool:
-    """The job's cgroup was probed and its counter (memory.events oom_kill, which counts kills by any
-    OOM killer, kernel or cgroup) is zero: the kill had another sender."""
-    return _int(facts, "memory.oom_kill_count") == 0
+def cgroup_oom_count(facts: tuple[Fact, ...]) -> int | None:
+    """The OOM kills the job's cgroup counted (memory.events oom_kill, kills by any OOM killer, kernel or
+    cgroup); None when it was not probed. Zero says a kill had another sender."""
+    return _int(facts, "memory.oom_kill_count")
 
 
 def merge(facts: tuple[Fact, ...], used: tuple[Fact, ...]) -> tuple[Fact, ...]:
