@@ -54,3 +54,28 @@ def test_near_misses_are_no_checkpoint(line: str) -> None:
 def test_the_time_and_rank_of_the_line_come_with_it() -> None:
     (found,) = _found("[rank3]:[2026-12-01 03:40:01,123] Saved checkpoint to ckpt/step_7.pt\n")
     assert found.line.rank == 3 and found.line.time is not None and found.step == 7
+
+
+@pytest.mark.parametrize("spacing", [
+    [1] * 40,  # a run that saves every line: the block's last windows hold them all
+    [1500] * 10 + [1] * 10 + [2500] * 20,  # sparse at the end: the windows must grow back to the start
+    [30_000, 1],  # two saves in a block of filler: the whole block is searched
+])
+def test_a_blocks_last_saves_are_the_ones_read_however_they_are_spaced(spacing: list[int]) -> None:
+    """Of one block's checkpoint lines the last CHECKPOINTS_PER_BLOCK are read (reader._last_saves):
+    the same ones, at the same line numbers, as a line by line reading finds."""
+    from trainmedic.logs.blocks import BLOCK
+    from trainmedic.logs.reader import CHECKPOINTS_PER_BLOCK, SAVES_WINDOW
+
+    lines: list[str] = []
+    saved: list[tuple[int, int]] = []  # (line number, step)
+    for step, gap in enumerate(spacing, start=1):
+        lines += [f"step {len(lines)} loss 0.5" for _ in range(gap)]
+        lines.append(f"Saved checkpoint to ckpt/step_{step}.pt")
+        saved.append((len(lines), step))
+    found = _found("\n".join(lines) + "\n")
+    text = "\n".join(lines)
+    assert len(text) < BLOCK  # one block
+    if spacing[-1] > 1:  # the last saves lie further back than the first windows reach
+        assert text.find(f"step_{len(spacing) - CHECKPOINTS_PER_BLOCK + 1}.pt") < len(text) - 4 * SAVES_WINDOW
+    assert [(c.line.number, c.step) for c in found] == saved[-CHECKPOINTS_PER_BLOCK:]

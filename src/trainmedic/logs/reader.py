@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from typing import BinaryIO
 
-from trainmedic.logs import checkpoints
+from trainmedic.logs import checkpoints, newlines
 from trainmedic.logs.attribution import (
     LINE_PREFIX,
     Attribution,
@@ -77,6 +77,7 @@ _DONE_PIDS = frozenset(i for i, p in enumerate(PROGRESS) if p.kind == "done")
 _BARE_DONE = frozenset(i for i, p in enumerate(PROGRESS) if p.key == "bare-done")
 MAX_CHECKPOINTS = 200  # the latest checkpoint lines kept per input (a resume point is among the last)
 CHECKPOINTS_PER_BLOCK = 16  # of a block's checkpoint lines, the last ones are read
+SAVES_WINDOW = 64 << 10  # the first window of a block's end searched for them
 TAIL_LINES_KEEP = 4000  # tail lines kept when asked (a baseline compares them)
 MARKERS_KEEP = 64  # phase markers kept from one input's tail: its last ones
 NOTABLE_KEEP = 256  # error-worded lines kept from one input's tail: its first ones, then its last ones
@@ -362,7 +363,12 @@ class Reader:
         self.patterns = patterns
         self.block_size = block_size
         self.backend = backend
-        self.scanner: Scanner = build_scanner(patterns, backend)
+        # A context word and a checkpoint line are reported once per block: the block's last checkpoint
+        # lines are then found by a scan of its end alone (_last_saves).
+        self.scanner: Scanner = build_scanner(patterns, backend, once=frozenset(("context", "checkpoint")))
+        self.saves = [pid for pid, p in enumerate(patterns) if p.kind == "checkpoint"]
+        self.saves_scanner: Scanner | None = (build_scanner([patterns[pid] for pid in self.saves], backend)
+                                              if self.saves else None)
         # Hyperscan nominates a line; RE2 confirms it, in time linear in the line whatever it holds.
         self.compiled = PatternSet(tuple(patterns)).programs()
         self.progress_scanner: Scanner = build_scanner(PROGRESS, backend)
@@ -463,14 +469,14 @@ class Reader:
         cursor, cursor_line = 0, line_base + 1
         summary_spans: list[tuple[int, int, SummaryRecord]] = []
         pending: list[Match] = []
-        saves: list[tuple[int, int]] = []
+        saved = False
         for end, pid in cands:
             kind = self.patterns[pid].kind
             if kind == "context":  # a literal seen anywhere: no line, no confirmation
                 result.contexts.add(self.patterns[pid].key.partition(":")[2])
                 continue
             if kind == "checkpoint":  # read after the loop: of a run that saves often, only the last ones
-                saves.append((end, pid))
+                saved = True
                 continue
             start = block.rfind(b"\n", 0, max(end - 1, 0)) + 1
             if (pid, start) in seen:
@@ -480,7 +486,7 @@ class Reader:
             raw = block[start : stop if stop >= 0 else len(block)]
             if not self.compiled[pid].search(raw):
                 continue
-            cursor_line += block.count(b"\n", cursor, start)
+            cursor_line += newlines.count(block, cursor, start)
             cursor = start
             lineno = cursor_line
             pattern = self.patterns[pid]
@@ -572,11 +578,30 @@ class Reader:
         if summary_spans:
             pending = [_in_summary(m, summary_spans) for m in pending]
         result.matches.extend(pending)
-        if saves:
+        if saved:
+            saves = self._last_saves(block)
             at, at_line = self._checkpoints(block, saves, cursor, cursor_line, path, result, file_rank, file_host)
             if at > cursor:  # counted that far: the caller counts the rest of the block from there
                 cursor, cursor_line = at, at_line
         return cursor, cursor_line - line_base - 1
+
+    def _last_saves(self, block: bytes) -> list[tuple[int, int]]:
+        """(end, pattern) of the checkpoint hits on the block's last CHECKPOINTS_PER_BLOCK checkpoint
+        lines and after: windows scanned backwards from its end, each four times the last, until they
+        hold that many lines or the whole block. A run that saves every few steps costs the scan of
+        its blocks' ends; one that saves rarely, one extra pass of ten literals over the blocks that hold a save."""
+        found: list[tuple[int, int]] = []
+        if self.saves_scanner is None:  # (a reader given no checkpoint wordings)
+            return found
+        starts: set[int] = set()
+        hi, width = len(block), SAVES_WINDOW
+        while hi > 0 and len(starts) < CHECKPOINTS_PER_BLOCK:
+            lo = block.rfind(b"\n", 0, hi - width) + 1 if hi > width else 0
+            for end, i in self.saves_scanner.candidates(bytes(block[lo:hi])):
+                found.append((lo + end, self.saves[i]))
+                starts.add(block.rfind(b"\n", 0, max(lo + end - 1, 0)) + 1)
+            hi, width = lo, width * 4
+        return found
 
     def _checkpoints(self, block: bytes, saves: list[tuple[int, int]], cursor: int, cursor_line: int, path: str,
                      result: Found, file_rank: int | None, file_host: str | None) -> tuple[int, int]:
@@ -587,11 +612,11 @@ class Reader:
             by_start[block.rfind(b"\n", 0, max(end - 1, 0)) + 1] = (end, pid)
         starts = sorted(by_start)[-CHECKPOINTS_PER_BLOCK:]
         first = starts[0]
-        line = (cursor_line + block.count(b"\n", cursor, first) if first >= cursor
-                else cursor_line - block.count(b"\n", first, cursor))
+        line = (cursor_line + newlines.count(block, cursor, first) if first >= cursor
+                else cursor_line - newlines.count(block, first, cursor))
         prev = first
         for start in starts:
-            line += block.count(b"\n", prev, start)
+            line += newlines.count(block, prev, start)
             prev = start
             end, pid = by_start[start]
             stop = block.find(b"\n", max(end - 1, start))
@@ -1105,11 +1130,11 @@ class ScanState:
             current = self._queue.popleft()
             self._queued -= len(current)
             window = _Window(self._behind, current, self._queue)
-            counted_to, newlines = self.reader._scan_block(window, self._offset, self._line_base, self.result,
+            counted_to, counted = self.reader._scan_block(window, self._offset, self._line_base, self.result,
                                                            self.file_rank, self.file_host, self._hits)
             self.result.bytes += len(current)
             self._offset += len(current)
-            self._line_base += newlines + current.count(b"\n", counted_to)
+            self._line_base += counted + newlines.count(current, counted_to)
             self._tail = (self._tail + current)[-TAIL:] if len(current) < TAIL else current[-TAIL:]
             self._behind = current[-BEHIND:] if len(current) >= BEHIND else (self._behind + current)[-BEHIND:]
 

@@ -206,7 +206,7 @@ def library_patterns(library: Library) -> list[Pattern]:
 class HyperscanScanner:
     backend = "hyperscan"
 
-    def __init__(self, patterns: PatternSet) -> None:
+    def __init__(self, patterns: PatternSet, once: frozenset[str] = frozenset()) -> None:
         import hyperscan
 
         from trainmedic import cache
@@ -215,6 +215,7 @@ class HyperscanScanner:
         flags = [
             # MULTILINE: a `$` means end of line in a block, as it does in a per-line search.
             hyperscan.HS_FLAG_MULTILINE | (hyperscan.HS_FLAG_CASELESS if p.ignore_case else 0)
+            | (hyperscan.HS_FLAG_SINGLEMATCH if p.kind in once else 0)
             for p in patterns.patterns
         ]
         version = str(getattr(hyperscan, "__version__", "")).encode()
@@ -250,13 +251,19 @@ class PythonScanner:
 
     backend = "python"
 
-    def __init__(self, patterns: PatternSet) -> None:
+    def __init__(self, patterns: PatternSet, once: frozenset[str] = frozenset()) -> None:
         self._compiled = patterns.compiled()
+        self._once = [p.kind in once for p in patterns.patterns]
 
     def candidates(self, block: bytes) -> list[tuple[int, int]]:
         hits: list[tuple[int, int]] = []
         for pid, rx in enumerate(self._compiled):
-            hits.extend((m.end(), pid) for m in rx.finditer(block))
+            if self._once[pid]:
+                m = rx.search(block)
+                if m is not None:
+                    hits.append((m.end(), pid))
+            else:
+                hits.extend((m.end(), pid) for m in rx.finditer(block))
         return hits
 
 
@@ -268,14 +275,19 @@ def hyperscan_available() -> bool:
     return True
 
 
-def build_scanner(patterns: Iterable[Pattern], backend: str | None = None) -> Scanner:
-    """`backend`: 'hyperscan', 'python' or None (hyperscan when importable; TRAINMEDIC_SCANNER overrides)."""
+def build_scanner(patterns: Iterable[Pattern], backend: str | None = None,
+                  once: frozenset[str] = frozenset()) -> Scanner:
+    """`backend`: 'hyperscan', 'python' or None (hyperscan when importable; TRAINMEDIC_SCANNER overrides).
+
+    Patterns of the kinds in `once` are reported at most once per block (the first match): where the
+    reader needs only to know that a block holds one, a match on every line would cost a Python call
+    each (a verbose run's context words, a run that saves every few steps)."""
     pset = PatternSet(tuple(patterns))
     choice = backend or os.environ.get("TRAINMEDIC_SCANNER") or (
         "hyperscan" if hyperscan_available() else "python"
     )
     if choice == "hyperscan":
-        return HyperscanScanner(pset)
+        return HyperscanScanner(pset, once)
     if choice == "python":
-        return PythonScanner(pset)
+        return PythonScanner(pset, once)
     raise ValueError(f"unknown scanner backend {choice!r}; use 'hyperscan' or 'python'")
