@@ -589,7 +589,8 @@ class Reader:
         """(end, pattern) of the checkpoint hits on the block's last CHECKPOINTS_PER_BLOCK checkpoint
         lines and after: windows scanned backwards from its end, each four times the last, until they
         hold that many lines or the whole block. A run that saves every few steps costs the scan of
-        its blocks' ends; one that saves rarely, one extra pass of ten literals over the blocks that hold a save."""
+        its blocks' ends; one that saves rarely, one extra pass of the checkpoint wordings over the blocks
+        that hold a save."""
         found: list[tuple[int, int]] = []
         if self.saves_scanner is None:  # (a reader given no checkpoint wordings)
             return found
@@ -597,7 +598,7 @@ class Reader:
         hi, width = len(block), SAVES_WINDOW
         while hi > 0 and len(starts) < CHECKPOINTS_PER_BLOCK:
             lo = block.rfind(b"\n", 0, hi - width) + 1 if hi > width else 0
-            for end, i in self.saves_scanner.candidates(bytes(block[lo:hi])):
+            for end, i in self.saves_scanner.candidates(block[lo:hi]):
                 found.append((lo + end, self.saves[i]))
                 starts.add(block.rfind(b"\n", 0, max(lo + end - 1, 0)) + 1)
             hi, width = lo, width * 4
