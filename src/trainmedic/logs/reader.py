@@ -578,39 +578,35 @@ class Reader:
         if summary_spans:
             pending = [_in_summary(m, summary_spans) for m in pending]
         result.matches.extend(pending)
-        if saved:
-            saves = self._last_saves(block)
+        if saved and (saves := self._last_saves(block)):
             at, at_line = self._checkpoints(block, saves, cursor, cursor_line, path, result, file_rank, file_host)
             if at > cursor:  # counted that far: the caller counts the rest of the block from there
                 cursor, cursor_line = at, at_line
         return cursor, cursor_line - line_base - 1
 
-    def _last_saves(self, block: bytes) -> list[tuple[int, int]]:
-        """(end, pattern) of the checkpoint hits on the block's last CHECKPOINTS_PER_BLOCK checkpoint
-        lines and after: windows scanned backwards from its end, each four times the last, until they
-        hold that many lines or the whole block. A run that saves every few steps costs the scan of
+    def _last_saves(self, block: bytes) -> dict[int, tuple[int, int]]:
+        """Line start -> (end, pattern) of the block's checkpoint hits on its last CHECKPOINTS_PER_BLOCK
+        checkpoint lines and after: windows scanned backwards from its end, each four times the last, until
+        they hold that many lines or the whole block. A run that saves every few steps costs the scan of
         its blocks' ends; one that saves rarely, one extra pass of the checkpoint wordings over the blocks
         that hold a save."""
-        found: list[tuple[int, int]] = []
-        if self.saves_scanner is None:  # (a reader given no checkpoint wordings)
-            return found
-        starts: set[int] = set()
-        hi, width = len(block), SAVES_WINDOW
-        while hi > 0 and len(starts) < CHECKPOINTS_PER_BLOCK:
-            lo = block.rfind(b"\n", 0, hi - width) + 1 if hi > width else 0
-            for end, i in self.saves_scanner.candidates(block[lo:hi]):
-                found.append((lo + end, self.saves[i]))
-                starts.add(block.rfind(b"\n", 0, max(lo + end - 1, 0)) + 1)
-            hi, width = lo, width * 4
-        return found
-
-    def _checkpoints(self, block: bytes, saves: list[tuple[int, int]], cursor: int, cursor_line: int, path: str,
-                     result: Found, file_rank: int | None, file_host: str | None) -> tuple[int, int]:
-        """The block's last checkpoint lines, numbered from the cursor (the line start whose number is
-        known) in one pass over the bytes between them; returns the last line start counted to, and its number."""
         by_start: dict[int, tuple[int, int]] = {}
-        for end, pid in saves:
-            by_start[block.rfind(b"\n", 0, max(end - 1, 0)) + 1] = (end, pid)
+        if self.saves_scanner is None:  # (a reader given no checkpoint wordings)
+            return by_start
+        hi, width = len(block), SAVES_WINDOW
+        while hi > 0 and len(by_start) < CHECKPOINTS_PER_BLOCK:
+            lo = block.rfind(b"\n", 0, hi - width) + 1 if hi > width else 0
+            # (in order within a window, and no line spans two: a line's last hit wins, as in one pass)
+            for end, i in self.saves_scanner.candidates(block[lo:hi]):
+                by_start[block.rfind(b"\n", 0, max(lo + end - 1, 0)) + 1] = (lo + end, self.saves[i])
+            hi, width = lo, width * 4
+        return by_start
+
+    def _checkpoints(self, block: bytes, by_start: dict[int, tuple[int, int]], cursor: int, cursor_line: int,
+                     path: str, result: Found, file_rank: int | None, file_host: str | None) -> tuple[int, int]:
+        """The block's last checkpoint lines (`by_start`: line start -> (end, pattern)), numbered from the
+        cursor (the line start whose number is known) in one pass over the bytes between them; returns the
+        last line start counted to, and its number."""
         starts = sorted(by_start)[-CHECKPOINTS_PER_BLOCK:]
         first = starts[0]
         line = (cursor_line + newlines.count(block, cursor, first) if first >= cursor

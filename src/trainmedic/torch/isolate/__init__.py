@@ -132,9 +132,7 @@ def isolate(
         return run
 
     for count in sorted({0, 1, workers}):
-        before = cgroup_oom_kills()
-        run, events = run_once(opts, count, "file_descriptor", OutputWatch(diagnoser))
-        kills = _counted(before, cgroup_oom_kills())
+        run, events, kills = _run_counted(opts, count, "file_descriptor", OutputWatch(diagnoser))
         setup = next((e for e in events if e.get("event") == "setup_error"), None)
         if setup is not None:
             stage = {"import": "cannot import", "factory": "the factory failed", "build": "cannot build"}
@@ -153,9 +151,9 @@ def isolate(
 
     suspects = descriptor_suspects(runs)
     if suspects:
-        before = cgroup_oom_kills()
-        run, _ = run_once(opts, max(r.num_workers for r in suspects), "file_system", OutputWatch(diagnoser))
-        diagnosed(run, _counted(before, cgroup_oom_kills()))
+        run, _, kills = _run_counted(opts, max(r.num_workers for r in suspects), "file_system",
+                                     OutputWatch(diagnoser))
+        diagnosed(run, kills)
 
     batch_bytes = next((r.batch_bytes for r in runs if r.batch_bytes is not None), None)
     prefetch = int_or_none(loader.get("prefetch_factor")) or DEFAULT_PREFETCH
@@ -191,8 +189,13 @@ def cgroup_oom_kills() -> int | None:
     return found.oom_kills if found is not None else None
 
 
-def _counted(before: int | None, after: int | None) -> int | None:
-    return after - before if before is not None and after is not None and after >= before else None
+def _run_counted(opts: Options, count: int, strategy: str,
+                 watch: OutputWatch) -> tuple[IsolateRun, list[dict[str, Any]], int | None]:
+    """One run, and the OOM kills the memory cgroup counted while it ran (None: not countable)."""
+    before = cgroup_oom_kills()
+    run, events = run_once(opts, count, strategy, watch)
+    after = cgroup_oom_kills()
+    return run, events, after - before if before is not None and after is not None and after >= before else None
 
 
 class _CallableModule(types.ModuleType):
