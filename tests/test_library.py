@@ -165,6 +165,8 @@ def test_not_yaml_is_refused(tmp_path: Path) -> None:
     ("causes:\n  host-oom/sigkill: [1, 2]\n", "right <= answers"),
     ("raw_map:\n  - [0.9, 0.9]\n  - [0.1, 0.2]\n", "sorted"),
     ("- not a mapping\n", "expected a mapping"),
+    ("mistaken:\n  host-oom/sigkill: [3, {nope/none: 2}]\n", "mistaken: host-oom/sigkill"),
+    ("mistaken:\n  host-oom/sigkill: [3, {host-oom/oom-killer: 4}]\n", "no more cases than answers"),
 ])
 def test_a_malformed_calibration_file_is_refused_saying_why(tmp_path: Path, text: str, says: str) -> None:
     import shutil

@@ -56,6 +56,9 @@ class Library:
     # signal that cannot say why on its own (a SIGKILL with no sender, a bare device-side assert) is read
     # as what real threads most often found behind it.
     resolved: Mapping[str, tuple[int, int, str]] = field(default_factory=dict)
+    # cause -> (dev cases answered with it, ((truth, cases), ...)): the other library causes the threads
+    # found when this was the answer, commonest first; offered as readings after the log's own.
+    mistaken: Mapping[str, tuple[int, tuple[tuple[str, int], ...]]] = field(default_factory=dict)
 
     def likeliest_reading(self, cause_id: str) -> tuple[str, float, int, int] | None:
         """What an unexplained signal most likely is (one of the causes it competes with, or the one a
@@ -288,7 +291,7 @@ def _load(root: Path) -> Library:
     measured = _calibration_yaml(calibration_bytes)
     known = {c.full_id for e in entries for c in e.causes}
     lib = Library(tuple(entries), _calibration(measured, known), _raw_map(measured), _priors(measured, known),
-                  _resolved(measured, known))
+                  _resolved(measured, known), _mistaken(measured, known))
     cache.write("library", key, pickle.dumps(lib, protocol=pickle.HIGHEST_PROTOCOL))
     return lib
 
@@ -345,6 +348,24 @@ def _calibration(measured: dict[str, object], known: set[str]) -> dict[str, tupl
         if cause not in known:
             raise LibraryError(f"{CALIBRATION}: unknown cause {cause!r}")
         out[cause] = (counts[0], counts[1])
+    return out
+
+
+def _mistaken(measured: dict[str, object], known: set[str]) -> dict[str, tuple[int, tuple[tuple[str, int], ...]]]:
+    """`cause: [answers, {truth: cases, ...}]` lines."""
+    rows = measured.get("mistaken") or {}
+    if not isinstance(rows, dict):
+        raise LibraryError(f"{CALIBRATION}: `mistaken` must map cause ids to [answers, {{truth: cases}}]")
+    out: dict[str, tuple[int, tuple[tuple[str, int], ...]]] = {}
+    for cause, row in rows.items():
+        ok = (cause in known and isinstance(row, list) and len(row) == 2 and isinstance(row[0], int)
+              and isinstance(row[1], dict)
+              and all(t in known and isinstance(n, int) and n > 0 for t, n in row[1].items())
+              and sum(row[1].values()) <= row[0])
+        if not ok:
+            raise LibraryError(f"{CALIBRATION}: mistaken: {cause}: expected a known cause and [answers, "
+                               f"{{known cause: cases}}] with no more cases than answers")
+        out[cause] = (row[0], tuple(sorted(row[1].items(), key=lambda kv: (-kv[1], kv[0]))))
     return out
 
 

@@ -34,6 +34,10 @@ from trainmedic.logs.attribution import host_from_path, parse_time, rank_from_pa
         ("CRITICAL [olmo.util:158, rank=2] Uncaught OLMoThreadError: data thread 3 failed", 2, None,
          "CRITICAL [olmo.util:158, rank=2] Uncaught OLMoThreadError: data thread 3 failed"),
         ("init_process_group(rank=2) [done]", None, None, "init_process_group(rank=2) [done]"),
+        # Lightning's "[rank: N] " behind a logging header (the lightning-hydra template's RankedLogger)
+        ("[2024-02-24 12:15:22,750][pkg.utils][ERROR] - [rank: 1] boom", 1, None,
+         "[2024-02-24 12:15:22,750][pkg.utils][ERROR] - [rank: 1] boom"),
+        ("print('[rank: 1] ') failed", None, None, "print('[rank: 1] ') failed"),  # near miss: no header before it
         ("Rank 3 failed to pass monitoredBarrier in 1800000 ms", None, None,
          "Rank 3 failed to pass monitoredBarrier in 1800000 ms"),  # a message about a rank, not its own line
         # Ray's prefix on a remote actor's lines (verl, OpenRLHF), then torchrun's

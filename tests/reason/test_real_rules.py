@@ -1868,3 +1868,34 @@ def test_an_unranked_failure_in_a_job_of_several_ranks_is_read_as_rank_0s() -> N
     single = "".join(f"step {i} loss 1.{i}\n" for i in range(3)) + oom
     d = Diagnoser().diagnose(Named("output.log", single.encode()))
     assert d.primary is not None and d.primary.rank is None
+
+
+def test_what_threads_found_behind_an_answer_is_offered_next() -> None:
+    """A watchdog timeout with no rank's own error: the readings the dev threads found behind that
+    answer (calibration.yaml `mistaken`) follow it, with the fact that confirms them."""
+    d = _diagnose("more5c-desync-trlx-ppo-empty-responses-allgather")
+    assert d.primary is not None and d.primary.id == "nccl-timeout/watchdog-timeout"
+    offered = {a.id: a for a in d.alternatives}
+    assert "rank-desync/mismatched-collectives" in offered
+    assert "in real logs answered as this" in offered["rank-desync/mismatched-collectives"].why
+    assert all(a.confidence < d.primary.confidence for a in d.alternatives)
+
+
+def test_a_dataloader_reading_needs_a_dataloader_in_sight() -> None:
+    """The dev threads often found a dataset's __getitem__ behind an exception no line names; offered
+    only where the log shows a DataLoader (the `needs_context` marks)."""
+    _, truths = LIBRARY.mistaken["unclassified-failure/uncaught-exception"]
+    assert "dataloader-worker-failure/getitem-exception" in dict(truths)
+    tb = ("Traceback (most recent call last):\n"
+          '  File "train.py", line 9, in <module>\n'
+          "    x = subset[3]\n"
+          '  File "{p}", line 412, in __getitem__\n'
+          "    return self.dataset[self.indices[idx]]\n"
+          '  File "train.py", line 4, in __getitem__\n'
+          "    return self.rows[i]['label']\n"
+          "KeyError: 'label'\n")
+    for path, shown in (("/usr/lib/python3/site-packages/torch/utils/data/dataset.py", True),
+                        ("/usr/lib/python3/site-packages/mylib/dataset.py", False)):
+        d = Diagnoser().diagnose(Named("output.log", tb.format(p=path).encode()))
+        assert d.primary is not None and d.primary.id == "unclassified-failure/uncaught-exception"
+        assert ("dataloader-worker-failure/getitem-exception" in [a.id for a in d.alternatives]) == shown

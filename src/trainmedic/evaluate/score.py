@@ -22,6 +22,8 @@ UNCLASSIFIED = "unclassified-failure"  # the entry whose causes stand for failur
 # Answers a block of the isotonic map needs (chosen, with catalog.PSEUDO_ANSWERS, by the lowest
 # calibration error on one half of the dev split's sources calibrated on the other, over six splits).
 MIN_BLOCK = 25
+MIN_MISTAKEN = 2  # a truth found behind an answer once is an anecdote; twice, a reading worth offering
+MAX_MISTAKEN = 2  # the top 3 is the primary and two readings: more would only lengthen the list
 BINS = 10
 
 
@@ -136,11 +138,18 @@ def calibrate(dev: Sequence[Case], first: Mapping[str, FirstAnswer] | None = Non
     raw = dataclasses.replace(library, calibration={}, raw_map=(), resolved={})
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     resolved: dict[str, Counter[str]] = defaultdict(Counter)
+    given: Counter[str] = Counter()  # dev cases answered with each cause
+    instead: dict[str, Counter[str]] = defaultdict(Counter)  # ... and the library cause their thread found
+    known = set(library.cause_ids)
     pairs: list[tuple[float, bool]] = []
     for case, o in zip(dev, run(dev, Diagnoser(raw)), strict=True):
         if o.primary is not None and case.label.basis == "thread" and o.primary not in library.fallbacks:
             # A signal that cannot say why, whose cause the thread found: what it was.
             resolved[o.primary][o.label] += 1
+        if o.primary is not None:
+            given[o.primary] += 1
+            if not o.top1_ok and o.label in known:
+                instead[o.primary][o.label] += 1
         # A collateral-only answer with a lead to one rank keeps its low confidence (reason.engine): not measured.
         lead = library.cause(o.primary).role != "initiating" and o.rank is not None if o.primary else False
         if o.primary is not None and o.confidence is not None and not lead and o.primary not in library.fallbacks:
@@ -159,7 +168,6 @@ def calibrate(dev: Sequence[Case], first: Mapping[str, FirstAnswer] | None = Non
              "# real-log corpus, was the answer the public thread arrived at (a fallback: on its first answers).",
              "causes:"]
     lines += [f"  {cause}: [{n}, {r}]" for cause, (n, r) in sorted(counts.items())]
-    known = set(library.cause_ids)
     truths = Counter(c.label.id for c in dev if c.label.id in known and not c.label.new)
     lines += ["# cause: N - how many dev cases it is the answer of (the prior that orders competing causes)",
               "truths:"]
@@ -173,6 +181,15 @@ def calibrate(dev: Sequence[Case], first: Mapping[str, FirstAnswer] | None = Non
         n, target = max(targets) if targets else (0, "")
         if target:
             lines.append(f"  {cause}: [{sum(found.values())}, {n}, {target}]")
+    lines += ["# cause: [answers, {truth: cases}] - dev cases answered with this cause, and the other causes of the",
+              f"# library their threads found ({MIN_MISTAKEN}+ cases each, the {MAX_MISTAKEN} commonest): readings "
+              "offered next",
+              "mistaken:"]
+    for cause, found in sorted(instead.items()):
+        top = sorted(((n, t) for t, n in found.items() if n >= MIN_MISTAKEN), key=lambda x: (-x[0], x[1]))
+        if top:
+            shown = ", ".join(f"{t}: {n}" for n, t in top[:MAX_MISTAKEN])
+            lines.append(f"  {cause}: [{given[cause]}, {{{shown}}}]")
     lines += ["# raw confidence -> share of answers that sure that were right (isotonic fit, any cause but the",
               "# fallbacks)",
               "raw_map:"]

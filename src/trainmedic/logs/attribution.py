@@ -49,8 +49,11 @@ LINE_PREFIX = (rf"(?:{CARRIER})?(?:{RAY_PREFIX})?"
                r"| {0,5}\d{1,5}: )?")
 _NOT_HOSTS = re.compile(r"(?:rank|default)\d+")
 # (also Determined's prefix after its own fields: "[2022-10-12T...] [rank=0] RuntimeError: ...", and a
-# logging header whose last field is the rank: OLMo's "CRITICAL [olmo.util:158, rank=0] Uncaught ...")
-_RANK_IN_TEXT = re.compile(r"\[Rank (\d{1,6})\]|\[(?:[^\]\n]{0,80}[ ,])?rank=(\d{1,6})\] ")
+# logging header whose last field is the rank: OLMo's "CRITICAL [olmo.util:158, rank=0] Uncaught ...", and
+# Lightning's rank_prefixed_message behind a logging header, as the lightning-hydra template's RankedLogger
+# prints it: "[2024-02-24 12:15:22,750][pkg.utils][ERROR] - [rank: 0] ...")
+_RANK_IN_TEXT = re.compile(r"\[Rank (\d{1,6})\]|\[(?:[^\]\n]{0,80}[ ,])?rank=(\d{1,6})\] "
+                           r"|\] (?:- )?\[rank: (\d{1,6})\] ")
 # A c10d message glued to the end of a progress bar that had no newline ("...66.12it/s][E
 # ProcessGroupNCCL.cpp:567] [Rank 1] Watchdog caught ..."): its own header still names the rank.
 _GLUED_RANK = re.compile(r"\[[EWIF][^\]\n]{0,60}\.cpp:\d{1,6}\] \[Rank (\d{1,6})\]")
