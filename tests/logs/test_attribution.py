@@ -98,6 +98,20 @@ def test_timestamps() -> None:
     assert parse_time("step 123 loss 0.5") is None
 
 
+def test_a_glog_stamp_with_no_year_is_never_in_the_future() -> None:
+    """glog prints no year: a month and day still to come this year were last year's."""
+    import calendar
+    import time
+
+    now = time.gmtime()
+    ahead = time.gmtime(time.time() + 3 * 86_400)  # three days on (next year's, at the end of December)
+    t = parse_time(f"E{ahead.tm_mon:02d}{ahead.tm_mday:02d} 12:00:00.0 x.cpp:1]")
+    assert t is not None and t <= time.time()
+    assert time.gmtime(t).tm_year == (now.tm_year - 1 if ahead.tm_year == now.tm_year else now.tm_year)
+    today = parse_time(f"E{now.tm_mon:02d}{now.tm_mday:02d} 00:00:00.0 x.cpp:1]")
+    assert today == calendar.timegm((now.tm_year, now.tm_mon, now.tm_mday, 0, 0, 0, 0, 0, 0))
+
+
 def test_ranks_named_by_launchers_and_messages() -> None:
     from trainmedic.logs.attribution import launcher_rank, rank_in_text
 

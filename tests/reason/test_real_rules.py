@@ -1899,3 +1899,22 @@ def test_a_dataloader_reading_needs_a_dataloader_in_sight() -> None:
         d = Diagnoser().diagnose(Named("output.log", tb.format(p=path).encode()))
         assert d.primary is not None and d.primary.id == "unclassified-failure/uncaught-exception"
         assert ("dataloader-worker-failure/getitem-exception" in [a.id for a in d.alternatives]) == shown
+
+
+def test_a_death_the_launcher_reports_for_no_rank_after_the_timeouts_is_theirs() -> None:
+    """The DeepSpeed launcher's "exits with return code = -6" names the command it spawned last, not the
+    rank that died; reported after the watchdog took the processes down, it is that abort."""
+    d = _diagnose("more43a-olora-ds-2gpu-first-broadcast-watchdog-p2p-disable-fix")
+    assert d.primary is not None and d.primary.id == "nccl-timeout/watchdog-timeout"
+    wd = ("[rank1]:[E1218 20:27:21.433063423 ProcessGroupNCCL.cpp:629] [Rank 1] Watchdog caught collective operation "
+          "timeout: WorkNCCL(SeqNum=1, OpType=BROADCAST, NumelIn=131072000, NumelOut=131072000, Timeout(ms)=600000) "
+          "ran for 600040 milliseconds before timing out.\n"
+          "[rank1]:[E1218 20:27:21.484966856 ProcessGroupNCCL.cpp:695] [Rank 1] To avoid data inconsistency, we are "
+          "taking the entire process down.\n")
+    ds = ("[2025-12-18 20:27:23,533] [ERROR] [launch.py:325:sigkill_handler] ['python', '-u', 'train.py', "
+          "'--local_rank=1'] exits with return code = -6\n")
+    after = Diagnoser().diagnose(Named("output.log", (wd + ds).encode()))
+    assert after.primary is not None and after.primary.id == "nccl-timeout/watchdog-timeout"
+    # near miss: reported before any timeout, the death came first and the timeouts followed from it
+    before = Diagnoser().diagnose(Named("output.log", (ds + wd).encode()))
+    assert before.primary is not None and before.primary.id == "native-crash/abort"

@@ -268,7 +268,12 @@ def _parse_time(text: str, year: int | None = None) -> float | None:
         if not (1 <= mo <= 12 and 1 <= d <= 31):
             return None
         y = year or _time.gmtime().tm_year  # glog lines carry no year
-        return calendar.timegm((y, mo, d, h, mi, s, 0, 0, 0)) + float("0." + m.group(6))
+        t = calendar.timegm((y, mo, d, h, mi, s, 0, 0, 0)) + float("0." + m.group(6))
+        if year is None and t > _time.time() + 86_400.0:
+            # A day of this year still to come: a log written before it is last year's (December's
+            # lines read in January would otherwise come after every dated line of the same run).
+            t = calendar.timegm((y - 1, mo, d, h, mi, s, 0, 0, 0)) + float("0." + m.group(6))
+        return t
     m = _CTIME.search(head)
     if m:
         mo = _MONTHS[m.group(1)]

@@ -960,7 +960,10 @@ def _death_by(ctx: Context, e: Event, c: Event) -> bool:
     after a collective timeout (or on its line, in a paste that lost its breaks) is how the timeout ended
     that process; so is one whose "what():" on the next lines is the timeout. A rank's death with no
     message of its own (the launcher's "exitcode: -6" for it) after that rank's own collective timeout is
-    the watchdog taking it down, however many teardown lines came between."""
+    the watchdog taking it down, however many teardown lines came between. So is a death the launcher
+    reports for no rank (the DeepSpeed launcher's "exits with return code = -6" names the command it spawned
+    last, not the process that died) after collective timeouts: a launcher reports the first death at once
+    and tears the job down, so a death it reports only after the timeouts were printed is one they caused."""
     if c.path != e.path:
         return False
     if e.cause in ctx.library.wrappers and (
@@ -968,7 +971,7 @@ def _death_by(ctx: Context, e: Event, c: Event) -> bool:
             or (c.role == "cascade" and 0 < c.line - e.line <= _WHAT_LINES
                 and (c.rank in (e.rank, None) or e.rank is None))):
         return True
-    return (e.cause in ctx.library.deaths and e.rank is not None and c.role == "cascade" and c.rank == e.rank
+    return (e.cause in ctx.library.deaths and c.role == "cascade" and (e.rank is None or c.rank == e.rank)
             and c.line < e.line)
 
 
