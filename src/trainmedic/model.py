@@ -403,6 +403,9 @@ class RankProgress:
     # (line, text, metric lines since) where the loss fell straight from a real value to exactly 0, when
     # every later loss was 0 too: nothing trains any more (all labels masked, a loss replaced by 0).
     vanished: tuple[int, str, int] | None = None
+    # The last step any of its progress lines showed: a line with none of its own (the loss dict HF's Trainer
+    # prints between two states of its bar) neither rises nor hides the next rise from it.
+    known_step: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"rank": self.rank, "step": self.step, "path": self.path, "line": self.line, "text": self.text}

@@ -1918,3 +1918,30 @@ def test_a_death_the_launcher_reports_for_no_rank_after_the_timeouts_is_theirs()
     # near miss: reported before any timeout, the death came first and the timeouts followed from it
     before = Diagnoser().diagnose(Named("output.log", (ds + wd).encode()))
     assert before.primary is not None and before.primary.id == "native-crash/abort"
+
+
+def _hf_log(lines: list[str]) -> bytes:
+    """HF Trainer's output: its bar, and a metrics dict printed between two states of the bar."""
+    return ("\n".join(lines) + "\n").encode()
+
+
+_BAR = "{p:3d}%|##########| {n}/20 [00:{n:02d}<00:00,  1.00s/it]"
+_END = "{'train_runtime': 100.0, 'train_samples_per_second': 0.6, 'train_steps_per_second': 0.02, 'train_loss': 0.0}"
+
+
+def _metrics(grad_norm: str) -> str:
+    return "{'loss': 0.0, 'grad_norm': " + grad_norm + ", 'learning_rate': 1e-06, 'epoch': 0.01}"
+
+
+def test_a_nan_in_every_metrics_line_to_the_end_did_not_recover() -> None:
+    """grad_norm NaN in all 20 steps of a GRPO run that then 'finished': the bar's last move to 20/20 is the
+    step the last NaN belonged to, not training that went on."""
+    d = _diagnose("more43c-unsloth-qwen3-4b-grpo-vllm-server-grad-accum-8-grad-norm-nan-all-20-steps")
+    assert d.verdict == "failure" and d.primary is not None and d.primary.id == "nan-loss/nonfinite-loss"
+    persist = [_BAR.format(p=95, n=19), _metrics("nan"), _BAR.format(p=100, n=20), _metrics("nan"), _END,
+               _BAR.format(p=100, n=20)]
+    assert Diagnoser().diagnose(Named("output.log", _hf_log(persist))).verdict == "failure"
+    # near miss: a NaN early, then finite metrics while the bar moves on (past the dicts between its states)
+    recover = [_BAR.format(p=5, n=1), _metrics("nan"), _BAR.format(p=10, n=2), _metrics("0.8"),
+               _BAR.format(p=95, n=19), _metrics("0.7"), _BAR.format(p=100, n=20), _END, _BAR.format(p=100, n=20)]
+    assert Diagnoser().diagnose(Named("output.log", _hf_log(recover))).verdict == "healthy"

@@ -913,9 +913,10 @@ def _metrics(prev: RankProgress | None, now: RankProgress, text: str) -> RankPro
     rises = prev.rises if prev else ()
     if prev is not None and _rose(prev, now):
         rises = (*rises[-(RISES_KEPT - 1):], now.line)
+    known = now.step if now.step is not None else (prev.known_step if prev else None)
     return RankProgress(now.rank, now.step, now.path, now.line, now.text, data_time, step_time, timed,
                         loss_min, loss_last, losses, spike, first_meters, nonfinite, rises, now.epoch, now.time,
-                        vanished)
+                        vanished, known)
 
 
 # A row of a metrics table, one figure per line as scripts print their dict of losses ("train/real     : nan",
@@ -943,10 +944,12 @@ def _nonfinite_table(lines: _TailLines, result: Found, file_rank: int | None) ->
 
 
 def _rose(prev: RankProgress, now: RankProgress) -> bool:
-    """A later epoch, or a later step of the same epoch (a bar that restarts at 0 each epoch)."""
+    """A later epoch, or a later step of the same epoch (a bar that restarts at 0 each epoch) than the last
+    step the rank showed (a loss dict printed between two states of a bar shows none)."""
     if prev.epoch is not None and now.epoch is not None and now.epoch != prev.epoch:
         return now.epoch > prev.epoch
-    return prev.step is not None and now.step is not None and now.step > prev.step
+    before = prev.step if prev.step is not None else prev.known_step
+    return before is not None and now.step is not None and now.step > before
 
 
 # A web page's typography in place of what the program printed: no-break space, curly single and double quotes.

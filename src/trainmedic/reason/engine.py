@@ -695,7 +695,13 @@ def _recovered(ctx: Context, initiating: list[Event], collateral: list[Event]) -
         last = max((m.line.number for s in ctx.scans if s.path == e.path for m in s.matches
                     if m.cause == e.cause and (e.rank is None or m.line.rank in (e.rank, None))), default=e.line)
         after = [p for p in progress if p.path == e.path and (e.rank is None or p.rank in (e.rank, None))]
-        if not any(p.line > max(last, e.line) for p in after):
+        end = max(last, e.line)
+        # (a bar reprinted at its end, "100%|...| 20/20", is no step taken after the error: its step must
+        # have risen after it; a line with no step, a loss dict, is progress by being there. A NaN in the
+        # metrics is printed with the step it belongs to, and the bar moves to that step after it: one rise
+        # after the last NaN line is that step, two are training that went on.)
+        need = 2 if ctx.library.cause(e.cause).metric_shaped else 1
+        if not any(p.line > end and (p.step is None or sum(n > end for n in p.rises) >= need) for p in after):
             return False
     return True
 
