@@ -1877,7 +1877,7 @@ def test_what_threads_found_behind_an_answer_is_offered_next() -> None:
     assert d.primary is not None and d.primary.id == "nccl-timeout/watchdog-timeout"
     offered = {a.id: a for a in d.alternatives}
     assert "rank-desync/mismatched-collectives" in offered
-    assert "in real logs answered as this" in offered["rank-desync/mismatched-collectives"].why
+    assert "real logs given this answer" in offered["rank-desync/mismatched-collectives"].why
     assert all(a.confidence < d.primary.confidence for a in d.alternatives)
 
 

@@ -135,7 +135,7 @@ def calibrate(dev: Sequence[Case], first: Mapping[str, FirstAnswer] | None = Non
     import dataclasses
 
     library = load_library()
-    raw = dataclasses.replace(library, calibration={}, raw_map=(), resolved={})
+    raw = dataclasses.replace(library, calibration={}, raw_map=(), resolved={}, mistaken={})
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     resolved: dict[str, Counter[str]] = defaultdict(Counter)
     given: Counter[str] = Counter()  # dev cases answered with each cause

@@ -232,8 +232,8 @@ def _often_instead(ctx: Context, d: Diagnosis) -> Diagnosis:
             continue  # (a DataLoader cause where no DataLoader is in sight)
         need = f"; check with `{c.missing[0].command}`" if c.missing else ""
         alts.append(Alternative(truth, confidence.alternative(n / answers, p.confidence),
-                                f"{c.title}: in real logs answered as this, the cause was this {n} of {answers} "
-                                f"times{need}"))
+                                f"{c.title}: of {answers} real logs given this answer, {n} turned out to be "
+                                f"this{need}"))
     if len(alts) == len(d.alternatives):
         return d
     alts.sort(key=lambda a: -a.confidence)
