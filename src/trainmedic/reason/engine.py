@@ -18,6 +18,7 @@ from trainmedic.logs.blocks import MAX_LINE
 from trainmedic.logs.tracebacks import THREAD_HEADERS_ABOVE
 from trainmedic.model import (
     Alternative,
+    Cause,
     Collateral,
     Diagnosis,
     Event,
@@ -143,6 +144,13 @@ def _missing(ctx: Context, cause_id: str) -> tuple[MissingFact, ...]:
     return tuple(m for m in ctx.library.cause(cause_id).missing if m.topic is None or m.topic not in known)
 
 
+def _check_with(*causes: Cause) -> str:
+    """An alternative's "; check with `<command>`": the command that gets the missing fact of the first of
+    these causes that names one; "" when none does."""
+    need = next((c.missing[0].command for c in causes if c.missing), "")
+    return f"; check with `{need}`" if need else ""
+
+
 def _finding(ctx: Context, cause_id: str, *, confidence_: float, rank: int | None, host: str | None,
              time: float | None, evidence: tuple[Evidence, ...], missing: tuple[MissingFact, ...],
              why: str, calibrate: bool = True) -> Finding:
@@ -230,10 +238,9 @@ def _often_instead(ctx: Context, d: Diagnosis) -> Diagnosis:
         c = ctx.library.cause(truth)
         if c.needs_context and not any(m in s.contexts for s in ctx.scans for m in c.needs_context):
             continue  # (a DataLoader cause where no DataLoader is in sight)
-        need = f"; check with `{c.missing[0].command}`" if c.missing else ""
         alts.append(Alternative(truth, confidence.alternative(n / answers, p.confidence),
                                 f"{c.title}: of {answers} real logs given this answer, {n} turned out to be "
-                                f"this{need}"))
+                                f"this{_check_with(c)}"))
     if len(alts) == len(d.alternatives):
         return d
     alts.sort(key=lambda a: -a.confidence)
@@ -886,11 +893,10 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
     cause = ctx.library.cause(first.cause)
     if signal is not None:
         kill = ctx.library.cause(signal.cause)
-        need = kill.missing[0].command if kill.missing else ""
         said = ("a scheduler's limit, an eviction, a launcher or a person send the same SIGKILL"
                 if signal.cause in kills else "the other causes of the same signal")
         alts.append(Alternative(signal.cause, confidence.alternative(1.0, conf),
-                                f"{kill.title}: {said}" + (f"; check with `{need}`" if need else "")))
+                                f"{kill.title}: {said}{_check_with(kill)}"))
     # (a signal read as its likeliest cause: what else it competes with, as for an ambiguous primary)
     read = ctx.library.cause(signal.cause) if signal is not None else cause
     if (first.ambiguous or signal is not None) and not is_confirmed:
@@ -899,8 +905,7 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
             if comp == first.cause:
                 continue
             c = ctx.library.cause(comp)
-            need = c.missing[0].command if c.missing else (read.missing[0].command if read.missing else "")
-            check = f"; check with `{need}`" if need else ""
+            check = _check_with(c, read)
             warned = [m for m in before if m.cause == comp]
             if warned:
                 why = f"{c.title}: the guard warned first ({warned[0].line.path}:{warned[0].line.number}){check}"
