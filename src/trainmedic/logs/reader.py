@@ -118,6 +118,10 @@ _LOSS_NONFINITE = re.compile(r"(?:" + _LOSS_NAME + r"'?-?(?:nan|NaN|NAN|inf|Inf|
                              r"|(?<![\w.'])'?grad[_ ]norm'?(?: ?[:=] ?| )'?(?:nan|NaN|NAN))(?![\w.])")
 
 
+# A checkpoint line as found: (fingerprint key, visible bytes, line number, file's rank, file's host).
+_Save = tuple[str, bytes, int, int | None, str | None]
+
+
 @dataclass
 class Found:
     """What a scan in progress has found so far; `freeze()` makes the ScanResult the reasoner reads."""
@@ -143,7 +147,11 @@ class Found:
     notable: list[Notable] = field(default_factory=list)
     markers: list[Marker] = field(default_factory=list)
     tail_lines: list[Line] = field(default_factory=list)
-    checkpoints: list[Checkpoint] = field(default_factory=list)
+    checkpoints: list[Checkpoint] = field(default_factory=list)  # read already (the merge of a parallel scan)
+    # Checkpoint lines as found, read when frozen: of a run that saves every few steps, only the last
+    # ones are ever kept.
+    saves: deque[_Save] = field(
+        default_factory=lambda: deque(maxlen=2 * MAX_CHECKPOINTS))
 
     def freeze(self) -> ScanResult:
         return ScanResult(
@@ -157,9 +165,20 @@ class Found:
             notable=tuple(self.notable),
             markers=tuple(self.markers),
             tail_lines=tuple(self.tail_lines),
-            checkpoints=tuple(self.checkpoints),
+            checkpoints=self._checkpoints(),
             memory_tables=tuple(self.memory_tables),
         )
+
+    def _checkpoints(self) -> tuple[Checkpoint, ...]:
+        """The checkpoints the kept lines name, read now (a snapshot of a live stream reads them again)."""
+        path = self.source.name
+        found = list(self.checkpoints)
+        for key, vis, lineno, file_rank, file_host in self.saves:
+            at, att = _attributed(vis, path, lineno, file_rank, file_host)
+            parsed = checkpoints.parse(key, att.rest, at)
+            if parsed is not None:
+                found.append(parsed)
+        return tuple(found)
 
 
 class _Window:
@@ -579,7 +598,7 @@ class Reader:
             pending = [_in_summary(m, summary_spans) for m in pending]
         result.matches.extend(pending)
         if saved and (saves := self._last_saves(block)):
-            at, at_line = self._checkpoints(block, saves, cursor, cursor_line, path, result, file_rank, file_host)
+            at, at_line = self._checkpoints(block, saves, cursor, cursor_line, result, file_rank, file_host)
             if at > cursor:  # counted that far: the caller counts the rest of the block from there
                 cursor, cursor_line = at, at_line
         return cursor, cursor_line - line_base - 1
@@ -603,7 +622,7 @@ class Reader:
         return by_start
 
     def _checkpoints(self, block: bytes, by_start: dict[int, tuple[int, int]], cursor: int, cursor_line: int,
-                     path: str, result: Found, file_rank: int | None, file_host: str | None) -> tuple[int, int]:
+                     result: Found, file_rank: int | None, file_host: str | None) -> tuple[int, int]:
         """The block's last checkpoint lines (`by_start`: line start -> (end, pattern)), numbered from the
         cursor (the line start whose number is known) in one pass over the bytes between them; returns the
         last line start counted to, and its number."""
@@ -612,18 +631,14 @@ class Reader:
         line = (cursor_line + newlines.count(block, cursor, first) if first >= cursor
                 else cursor_line - newlines.count(block, first, cursor))
         prev = first
+        saves = result.saves
         for start in starts:
             line += newlines.count(block, prev, start)
             prev = start
             end, pid = by_start[start]
             stop = block.find(b"\n", max(end - 1, start))
             raw = block[start : stop if stop >= 0 else len(block)]
-            at, att = _attributed(_visible(raw, end - start), path, line, file_rank, file_host)
-            found = checkpoints.parse(self.patterns[pid].key, att.rest, at)
-            if found is not None:
-                result.checkpoints.append(found)
-        if len(result.checkpoints) > 2 * MAX_CHECKPOINTS:
-            del result.checkpoints[:-MAX_CHECKPOINTS]
+            saves.append((self.patterns[pid].key, _visible(raw, end - start), line, file_rank, file_host))
         return prev, line
 
     def _summary_record(
