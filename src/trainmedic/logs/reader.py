@@ -108,9 +108,11 @@ _METERS_AT = re.compile(r"\[ *(\d{1,9})/\d{1,9}\]")  # ProgressMeter pads the ba
 # "loss: 0.41", "loss=0.41", "Loss : 0.0482", nanoGPT's "loss 3.9883,", AverageMeter's "Loss 6.93 (6.84)",
 # detectron2's "total_loss: 2.113", "train_loss=0.41", a tensor printed as is ("loss: tensor(0.41, ...").
 # Not "val_loss" nor "loss_cls": an evaluation's figure or one term of the sum is not the training loss.
-# (timm pads the figure to its width: "Loss:       nan (   nan)".)
-_LOSS_NAME = r"(?<![\w.'])'?(?:(?:total|train|training)[_ /])?(?:[Ll]oss|LOSS)'?(?: ?[:=] {0,12}| )(?:tensor\()?"
-_LOSS = re.compile(_LOSS_NAME + _NUM[:-1] + r"(?:e[+-]?\d{1,3})?)")
+# (timm pads the figure to its width: "Loss:       nan (   nan)"; so do pytorch/examples' word language
+# model and the scripts built on it, with no colon: "| loss   nan | ppl      nan".)
+_LOSS_NAME = r"(?<![\w.'])'?(?:(?:total|train|training)[_ /])?(?:[Ll]oss|LOSS)'?(?: ?[:=] {0,12}| {1,12})(?:tensor\()?"
+# (Megatron-LM prints it in capital exponent form: "lm loss: 1.768794E+01".)
+_LOSS = re.compile(_LOSS_NAME + _NUM[:-1] + r"(?:[eE][+-]?\d{1,3})?)")
 # The same places holding NaN or Inf ("loss=nan", "Loss nan (nan)", "'loss': 'inf'", "loss = NaN",
 # "loss: tensor(nan, device='cuda:0')"), or a gradient norm holding NaN ("'grad_norm': nan", "grad norm: nan").
 # An infinite gradient norm alone is a step the fp16 loss scaler skipped, not this.
