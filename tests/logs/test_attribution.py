@@ -204,3 +204,20 @@ def test_a_traceback_under_rays_actor_prefix_is_read_frame_by_frame() -> None:
     tb = assemble_traceback([ln.encode() for ln in lines], "run.log", 1, None)
     assert tb is not None and tb.exceptions == ("ValueError: something no entry knows about",)
     assert len(tb.frames) == 2
+
+
+def test_a_loss_figure_in_capital_exponent_form_or_padded_without_a_colon_is_read() -> None:
+    """Megatron-LM prints "lm loss: 1.768794E+01" (the exponent is part of the figure), and pytorch/examples'
+    word language model pads it to its width with no colon ("| loss   nan | ppl      nan")."""
+    from trainmedic.api import Diagnoser, Named
+
+    megatron = b"".join(b" iteration %8d/    1000 | consumed samples: %12d | lm loss: %s | loss scale: 12.0 |\n"
+                        % (i, i * 1024, v) for i, v in enumerate((b"1.244238E+01", b"4.424266E+01", b"2.043871E+01"), 1))
+    [scan] = Diagnoser().scan(Named("run.log", megatron))
+    p = scan.progress[None]
+    assert p.loss_min == pytest.approx(12.44238) and p.loss_last == pytest.approx(20.43871)
+    word_lm = b"".join(b"| epoch   %d |   200/ 2983 batches | lr 20.00 | ms/batch 11.41 | loss   %s | ppl      %s\n"
+                       % (e, v, v) for e, v in ((1, b"6.21"), (2, b"nan"), (3, b"nan")))
+    [scan] = Diagnoser().scan(Named("run.log", word_lm))
+    p = scan.progress[None]
+    assert p.loss_min == pytest.approx(6.21) and p.nonfinite is not None

@@ -1945,3 +1945,11 @@ def test_a_nan_in_every_metrics_line_to_the_end_did_not_recover() -> None:
     recover = [_BAR.format(p=5, n=1), _metrics("nan"), _BAR.format(p=10, n=2), _metrics("0.8"),
                _BAR.format(p=95, n=19), _metrics("0.7"), _BAR.format(p=100, n=20), _END, _BAR.format(p=100, n=20)]
     assert Diagnoser().diagnose(Named("output.log", _hf_log(recover))).verdict == "healthy"
+
+
+def test_a_known_message_in_an_ignored_exception_yields_to_an_uncaught_one_after_it() -> None:
+    # A DataLoader iterator's destructor finds its worker aborted ("Exception ignored in: ...__del__",
+    # "killed by signal: Aborted") while the process unwinds a CUDA OOM nobody caught, printed below it.
+    d = _diagnose("more45d-fgdcc-vith-kmeans-mem-creep-oom-worker-aborted")
+    assert d.primary is not None and not d.primary.id.startswith("dataloader-worker-failure/")
+    assert "cuda-out-of-memory/allocator-oom" in [d.primary.id, *(a.id for a in d.alternatives[:2])]

@@ -305,12 +305,16 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
                     event.cause in library.fallbacks
                     or all(_frame_line(ln.text) for ln in event.evidence)
                     or (bool(ms) and all(_frame_line(m.line.text) or _generic(library, m) for m in ms
-                                   if m.cause not in library.fallbacks))):
+                                   if m.cause not in library.fallbacks))
+                    or any(t.exceptions and not t.ignored and not t.thread and t.first_line > tb.last_line
+                           for t in tbs)):
                 # An exception Python reported and ignored (a destructor at shutdown) is no failure of its
                 # own; its frames say only where it happened (and an exception line only the fallback or an
                 # ambiguous fingerprint knows, "ConnectionResetError: ...", says nothing more). A known message
                 # inside it still counts
-                # (DeepSpeed's op that never loaded shows first in the optimizer's destructor).
+                # (DeepSpeed's op that never loaded shows first in the optimizer's destructor),
+                # unless an exception nobody caught follows it: that one ended the run, and the destructors
+                # ran as it unwound (a DataLoader iterator's, finding its worker aborted under a CUDA OOM).
                 event = None
             if event is not None:
                 events.append(event)
