@@ -1953,3 +1953,15 @@ def test_a_known_message_in_an_ignored_exception_yields_to_an_uncaught_one_after
     d = _diagnose("more45d-fgdcc-vith-kmeans-mem-creep-oom-worker-aborted")
     assert d.primary is not None and not d.primary.id.startswith("dataloader-worker-failure/")
     assert "cuda-out-of-memory/allocator-oom" in [d.primary.id, *(a.id for a in d.alternatives[:2])]
+
+
+def test_the_lines_above_pythons_echo_of_warnings_warn_are_that_warnings_message() -> None:
+    # A UserWarning pasted without its "file:line: UserWarning:" header: Python's echo of the call that
+    # issued it ("  warnings.warn(...") says the lines above are the warning's text, "Failure to do this" too.
+    d = _diagnose("more46a-ok-yolov5-lr-scheduler-order-warning-gpu")
+    assert d.verdict == "healthy"
+    # Without the echo nothing says those words are a warning's: they stay an error-worded line.
+    text = _case("more46a-ok-yolov5-lr-scheduler-order-warning-gpu").log
+    cut = "\n".join(ln for ln in text.splitlines() if "warnings.warn(" not in ln) + "\n"
+    d = Diagnoser().diagnose(Named("output.log", cut.encode()))
+    assert d.verdict == "failure"

@@ -97,6 +97,10 @@ _OWN_LEVEL = linear.compile_bytes(ERROR_LEVEL)
 # A line that starts a record of its own, never the rest of a warning's message: an exception's line
 # ("RuntimeError: ...") or argparse's "prog.py: error: ...".
 _OWN_RECORD = re.compile(rb"[\w.-]{1,100}: error: |[A-Za-z_][\w.]{0,100}(?:Error|Exception)(?::|$)")
+# Python prints a warning as "file:line: Category: message" and then the source line that issued it, most
+# often the library's own call ("  warnings.warn(\"Detected call of ..."). The echo marks the lines just
+# above it as that warning's message even when the paste lost its header.
+_WARN_ECHO = re.compile(rb"[ \t]+warnings\.warn(?:_explicit)?\(")
 # Metric lines: time spent waiting for data against step time (MMEngine/MMCV/detectron2 "time: 2.01,
 # data_time: 1.65"; pytorch/examples' AverageMeter "Time  0.512 ( 0.520)  Data  0.412 ( 0.415)"), and the loss.
 _NUM = r"(\d{1,12}(?:\.\d{1,12})?)"
@@ -775,6 +779,7 @@ class Reader:
         warned_at = -WARNING_SPAN - 1
         warned_end = -1  # where the last warning (or info) record's own line ends in the tail
         found: list[Notable] = []
+        own_level: list[bool] = []  # per found line: fatal, or in its own error record (no warning's words)
         by_line = lines.nominated(self.severity_scanner)
         for start in sorted(by_line):
             raw = lines.raw(start)
@@ -799,11 +804,16 @@ class Reader:
             else:
                 if "warning" in hit:
                     warned_at, warned_end = number, start + len(raw)
+                    if _WARN_ECHO.match(vis):
+                        kept = [(n, own) for n, own in zip(found, own_level, strict=True)
+                                if own or not number - WARNING_SPAN <= n.line.number < number]
+                        found, own_level = [n for n, _ in kept], [own for _, own in kept]
                 continue
             line = lines.line(start, vis, result.source.name, file_rank)
             if b"]:" in vis[1:]:  # the error may be another rank's, glued after this line's own output
                 line = _glued(line, raw, vis, min(end for end, _ in by_line[start]) - start)
             found.append(Notable(line, severity))
+            own_level.append(severity == 3 or bool(_OWN_LEVEL.search(vis) or _OWN_RECORD.match(vis)))
         half = NOTABLE_KEEP // 2
         result.notable = found if len(found) <= NOTABLE_KEEP else found[:half] + found[-half:]
 

@@ -137,6 +137,9 @@ WARNING_LEVEL: tuple[Pattern, ...] = (
     # torch's TORCH_LOGS artifacts ("[0/1] [__recompiles] Recompiling function forward ... triggered by the
     # following guard failure(s)", "[__graph_breaks]"): debug output the user asked for, whatever it says
     Pattern("info-torch-logs", r"\[__[a-z_]{2,40}\] ", "warning"),
+    # Python's echo of the source line that issued a warning (reader._WARN_ECHO): the lines just above
+    # it are the warning's message, its header cut from the paste or not
+    Pattern("warning-call-echo", r"^[ \t]+warnings\.warn(?:_explicit)?\(", "warning"),
 )
 
 
