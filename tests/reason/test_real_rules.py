@@ -1965,3 +1965,13 @@ def test_the_lines_above_pythons_echo_of_warnings_warn_are_that_warnings_message
     cut = "\n".join(ln for ln in text.splitlines() if "warnings.warn(" not in ln) + "\n"
     d = Diagnoser().diagnose(Named("output.log", cut.encode()))
     assert d.verdict == "failure"
+
+
+def test_a_record_printed_bare_and_again_with_its_warning_level_is_that_warning() -> None:
+    # Ray's worker output carries huggingface_hub's retried request twice: bare, then by a handler that
+    # shows its level ("WARNING:...:HTTP Error 502 thrown while requesting HEAD ...").
+    case = "more46c-ok-verl-ppo-qwen3-hf-hub-502-retry-during-checkpoint-save"
+    assert _diagnose(case).verdict == "healthy"
+    # The bare line alone says nothing of its level: an error-worded line, read as one.
+    cut = "\n".join(ln for ln in _case(case).log.splitlines() if "WARNING:" not in ln) + "\n"
+    assert Diagnoser().diagnose(Named("output.log", cut.encode())).verdict == "failure"

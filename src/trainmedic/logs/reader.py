@@ -808,6 +808,12 @@ class Reader:
                         kept = [(n, own) for n, own in zip(found, own_level, strict=True)
                                 if own or not number - WARNING_SPAN <= n.line.number < number]
                         found, own_level = [n for n, _ in kept], [own for _, own in kept]
+                    elif (found and not own_level[-1] and number - found[-1].line.number <= 2
+                          and len(found[-1].line.text) >= 20 and found[-1].line.text[-60:].encode() in vis):
+                        # The same record printed twice, bare and then by a handler that shows its level
+                        # ("HTTP Error 502 thrown while requesting HEAD ..." and "WARNING:...:HTTP Error
+                        # 502 ..."): it is that warning.
+                        del found[-1], own_level[-1]
                 continue
             line = lines.line(start, vis, result.source.name, file_rank)
             if b"]:" in vis[1:]:  # the error may be another rank's, glued after this line's own output
