@@ -805,9 +805,12 @@ class Reader:
                 if "warning" in hit:
                     warned_at, warned_end = number, start + len(raw)
                     if _WARN_ECHO.match(vis):
-                        kept = [(n, own) for n, own in zip(found, own_level, strict=True)
-                                if own or not number - WARNING_SPAN <= n.line.number < number]
-                        found, own_level = [n for n, _ in kept], [own for _, own in kept]
+                        # (found is in line order: only its last entries can be that close above)
+                        i = len(found)
+                        while i and found[i - 1].line.number >= number - WARNING_SPAN:
+                            i -= 1
+                            if not own_level[i]:
+                                del found[i], own_level[i]
                     elif (found and not own_level[-1] and number - found[-1].line.number <= 2
                           and len(found[-1].line.text) >= 20 and found[-1].line.text[-60:].encode() in vis):
                         # The same record printed twice, bare and then by a handler that shows its level
