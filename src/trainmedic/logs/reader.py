@@ -51,6 +51,7 @@ from trainmedic.scan.database import (
     ERROR_LEVEL,
     PHASES,
     PROGRESS,
+    WARNING_CALL_ECHO,
     WARNING_LEVEL,
     Pattern,
     PatternSet,
@@ -97,10 +98,7 @@ _OWN_LEVEL = linear.compile_bytes(ERROR_LEVEL)
 # A line that starts a record of its own, never the rest of a warning's message: an exception's line
 # ("RuntimeError: ...") or argparse's "prog.py: error: ...".
 _OWN_RECORD = re.compile(rb"[\w.-]{1,100}: error: |[A-Za-z_][\w.]{0,100}(?:Error|Exception)(?::|$)")
-# Python prints a warning as "file:line: Category: message" and then the source line that issued it, most
-# often the library's own call ("  warnings.warn(\"Detected call of ..."). The echo marks the lines just
-# above it as that warning's message even when the paste lost its header.
-_WARN_ECHO = re.compile(rb"[ \t]+warnings\.warn(?:_explicit)?\(")
+_WARN_ECHO = re.compile(WARNING_CALL_ECHO.regex.encode())  # (scan.database: what the echo means)
 # Metric lines: time spent waiting for data against step time (MMEngine/MMCV/detectron2 "time: 2.01,
 # data_time: 1.65"; pytorch/examples' AverageMeter "Time  0.512 ( 0.520)  Data  0.412 ( 0.415)"), and the loss.
 _NUM = r"(\d{1,12}(?:\.\d{1,12})?)"
@@ -790,13 +788,14 @@ class Reader:
                 # (Python's line between two chained tracebacks: their exception lines say what failed.)
                 continue
             if "fatal" in hit:
-                severity = 3
+                severity, own = 3, True
             # NCCL's WARN is its error level, except its proxy's "[Service thread]" notes as a process
             # tears its communicators down ("Unknown command N from localRank -1"): the run is over.
             elif "error" in hit and ("warning" not in hit or (b"NCCL WARN" in vis and b"[Service thread]" not in vis)):
                 # A warning's message goes on for a line or two ("Failure to do this will ..."), or for
                 # as many indented lines as it has (a record's list: "    [Tensor contains nans.] - 167").
-                if not _OWN_LEVEL.search(vis) and not _OWN_RECORD.match(vis) and (
+                own = bool(_OWN_LEVEL.search(vis) or _OWN_RECORD.match(vis))
+                if not own and (
                         number - warned_at <= WARNING_SPAN or _indented_body(
                         lines.tail, warned_end, start, number - warned_at)):
                     continue
@@ -822,7 +821,7 @@ class Reader:
             if b"]:" in vis[1:]:  # the error may be another rank's, glued after this line's own output
                 line = _glued(line, raw, vis, min(end for end, _ in by_line[start]) - start)
             found.append(Notable(line, severity))
-            own_level.append(severity == 3 or bool(_OWN_LEVEL.search(vis) or _OWN_RECORD.match(vis)))
+            own_level.append(own)
         half = NOTABLE_KEEP // 2
         result.notable = found if len(found) <= NOTABLE_KEEP else found[:half] + found[-half:]
 

@@ -259,6 +259,9 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
                                                  for t in tbs[i + 1:]))
                   and all(m.cause in library.fallbacks or (tb.interrupted and _frame_line(m.line.text))
                           for m in by_tb.get(i, ()))}
+        # Where the last exception nobody caught starts (not a helper thread's): one that ended the run.
+        uncaught_last = max((t.first_line for t in tbs if t.exceptions and not t.ignored and not t.thread),
+                            default=-1)
         waiting = {i for i, ev in stalls.items() if ev is not None or (tbs[i].truncated and i not in by_tb)}
         stall_at = {tbs[i].first_line: stalls[i] for i in waiting}  # one traceback starts on each line
         grouped: list[tuple[int, list[Match], Traceback | None]] = [
@@ -306,8 +309,7 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
                     or all(_frame_line(ln.text) for ln in event.evidence)
                     or (bool(ms) and all(_frame_line(m.line.text) or _generic(library, m) for m in ms
                                    if m.cause not in library.fallbacks))
-                    or any(t.exceptions and not t.ignored and not t.thread and t.first_line > tb.last_line
-                           for t in tbs)):
+                    or uncaught_last > tb.last_line):
                 # An exception Python reported and ignored (a destructor at shutdown) is no failure of its
                 # own; its frames say only where it happened (and an exception line only the fallback or an
                 # ambiguous fingerprint knows, "ConnectionResetError: ...", says nothing more). A known message

@@ -115,6 +115,11 @@ PHASES: tuple[Pattern, ...] = (
 
 # A line that states its own error level starts a record of its own, even right after a warning.
 ERROR_LEVEL = r"(?:\[|\b)[EF]\d{3,4} \d\d:\d\d:\d\d|\bERROR\b|\bCRITICAL\b|NCCL WARN|\[E "
+# Python prints a warning as "file:line: Category: message" and then the source line that issued it, most
+# often the library's own call ("  warnings.warn(\"Detected call of ..."). The echo marks the lines just
+# above it as that warning's message, its header cut from the paste or not (the reader's tail).
+WARNING_CALL_ECHO = Pattern("warning-call-echo", r"^[ \t]+warnings\.warn(?:_explicit)?\(", "warning")
+
 WARNING_LEVEL: tuple[Pattern, ...] = (
     Pattern("warning-glog", r"(?:\[|\b)W\d{3,4} \d\d:\d\d:\d\d\.\d|\[W [^\]\n]{1,80}:\d+\]", "warning"),
     Pattern("warning-words", r"(?:Warning|WARNING|WARN|warning)\b", "warning"),  # UserWarning too
@@ -137,9 +142,7 @@ WARNING_LEVEL: tuple[Pattern, ...] = (
     # torch's TORCH_LOGS artifacts ("[0/1] [__recompiles] Recompiling function forward ... triggered by the
     # following guard failure(s)", "[__graph_breaks]"): debug output the user asked for, whatever it says
     Pattern("info-torch-logs", r"\[__[a-z_]{2,40}\] ", "warning"),
-    # Python's echo of the source line that issued a warning (reader._WARN_ECHO): the lines just above
-    # it are the warning's message, its header cut from the paste or not
-    Pattern("warning-call-echo", r"^[ \t]+warnings\.warn(?:_explicit)?\(", "warning"),
+    WARNING_CALL_ECHO,
 )
 
 
