@@ -6,6 +6,7 @@ the corpus's dev split whose answer changed with one of these shapes before the 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,6 +20,16 @@ REAL = Path(__file__).resolve().parents[2] / "corpus" / "real"
 
 def _each_line(prefix: Callable[[int], str]) -> Callable[[str], str]:
     return lambda log: "\n".join(prefix(i) + line for i, line in enumerate(log.split("\n")))
+
+
+_ERRORISH = re.compile(r"Error|Exception|Killed|fault|Abort|No module")
+
+
+def _marked(mark: Callable[[str], str]) -> Callable[[str], str]:
+    """Mark each line that reports an error, as a user emphasising it in a post does (never a frame)."""
+    return lambda log: "\n".join(
+        mark(line) if _ERRORISH.search(line) and not line.lstrip().startswith(("File ", "Traceback")) else line
+        for line in log.split("\n"))
 
 
 # What torch prints at exit when a DataLoader iterator's destructor runs after its workers are gone.
@@ -49,6 +60,10 @@ SHAPES: dict[str, Callable[[str], str]] = {
     # markdown around the paste as a whole: inline code, bold
     "inline code": lambda log: "`" + log.strip("\n") + "`\n",
     "bold": lambda log: "**" + log.strip("\n") + "**\n",
+    # markdown around single lines: an error line set in bold, or closed by a backtick the paste opened
+    # elsewhere (a fence glued to the last line)
+    "bold error lines": _marked(lambda line: "**" + line.strip() + "**"),
+    "backtick after error lines": _marked(lambda line: line.rstrip() + "`"),
     # (what the process printed on its way out, below the rest)
     "teardown at exit": lambda log: log.rstrip("\n") + "\n" + TEARDOWN,
     # (the same log after a stretch of training: an earlier epoch's bar above it)
@@ -68,6 +83,10 @@ CASES = [
     "more4-pytorch-dataloaderiter-del-every-epoch",  # an ignored teardown traceback, training goes on
     "dlw-hang-interrupt-19258",  # Ctrl-C over a run stuck in the DataLoader
     "more34k-healthy-lsf-dtu-unet-cv-val-loss-jumps-completed",  # LSF's "Successfully completed." ends the run
+    "more31g-dreambooth-colab-accelerate-launch-no-module-diffusers",  # "No module named 'x'" ends its line
+    "more30b-mmdet-v0-train-segfault-ops-built-gcc48",  # the shell's bare "Segmentation fault" ends its line
+    "more33c-jsws-30k-iters-shm-object-read-write",  # "... in read-write mode" ends its line
+    "dist-hf-trainer-fsdp-peft-uniform-requires-grad",  # a message that ends in its own inline code
 ]
 
 

@@ -999,7 +999,40 @@ _LOWER = re.compile(rb"[a-z]")
 # it opened: torch's own messages end in a backtick ("... when `use_orig_params=False`").
 _EDGE_OPEN = re.compile(rb"(?:`{1,3}|\*\*)(?=[^\s`*])")
 _EDGE_CLOSE = re.compile(rb"(?<=[^\s`*])(?:`{1,3}|\*\*)(?=[ \t]*\r?\n?[ \t\r\n]*\Z)")
+# Markdown a paste put around one line: "**KeyError: '2'**", "`Killed`", or a fence glued to the last line
+# ("No module named 'apex'```"). The program printed none of it, and a fingerprint that ends its line
+# ("Segmentation fault$", "No module named 'x'$") must still see the line's end.
+_MARK_END = re.compile(rb"(`{1,3}|\*\*)[ \t]*(?=\r?$)", re.M)
 WRAP_WIDTHS = (80, 250)  # the columns a terminal or a mail client plausibly hard-wraps a paste at
+
+
+def unmark(block: bytes) -> bytes:
+    """The block without the markdown a paste put around its lines. A line wrapped whole in bold or inline
+    code loses both marks; a mark that ends a line and closes nothing the line opened (an odd one: a fence
+    glued to the last line, the close of a bold opened lines above) is dropped. A line's own balanced
+    code stays as printed: torch's messages end in one ("... when `use_orig_params=False`"). Only lines
+    ending in a mark cost Python, and a fence alone on its line stays for the reader's fence rules."""
+    out: list[bytes] = []
+    done = 0
+    for m in _MARK_END.finditer(block):
+        start = block.rfind(b"\n", 0, m.start()) + 1
+        line, mark = block[start : m.start()], m.group(1)
+        body = line.lstrip(b" \t")
+        if not body.strip(b" \t`*"):
+            continue
+        if body.startswith(mark) and not body.startswith(mark + mark[:1]):
+            lead = start + len(line) - len(body)
+            out += (block[done:lead], block[lead + len(mark) : m.start()])
+        elif (line.count(b"`") + len(mark) if mark[0] == 96 else line.count(b"**") + 1) % 2:
+            # (of two backticks, the first closes the line's own code: "... uniform `requires_grad``")
+            out.append(block[done : m.start() + (mark == b"``")])
+        else:
+            continue
+        done = m.end(1)
+    if not out:
+        return block
+    out.append(block[done:])
+    return b"".join(out)
 
 
 def wrap_width(head: bytes) -> int:
@@ -1128,9 +1161,12 @@ class ScanState:
             self._unwrap = re.compile(rb"^([^\r\n]{%d})\r?\n" % width, re.M) if width else None
 
     def _plain(self, block: bytes) -> bytes:
-        """The bytes without a web page's typography and the paste's common indentation."""
+        """The bytes without a web page's typography, the paste's common indentation and the markdown
+        around its lines."""
         if self._typography:
             block = _TYPOGRAPHY_RX.sub(lambda m: _TYPOGRAPHY[m[0]], block)
+        if self._paste_allowed and (b"`" in block or b"**" in block):
+            block = unmark(block)
         return self._dedent.sub(b"", block) if self._dedent is not None else block
 
     def _enqueue(self, block: bytes) -> None:
