@@ -1,8 +1,9 @@
 """The same log reaches trainmedic in the shapes people and tools give it: with Windows line ends, inside
 a markdown fence or indented as a code block, copied from a web page, quoted in a reply, behind a log
-collector's, the journal's, kubectl's, docker compose's or a handler's prefix or Ray's task prefix, after
-other output or before a teardown. The answer must not change with the shape. Each case is a real log of
-the corpus's dev split whose answer changed with one of these shapes before the reader learnt it."""
+collector's, the journal's, kubectl's, docker compose's, srun's, pdsh's or a handler's prefix or Ray's
+task prefix, after other output or before a teardown, with its error lines set in bold. The answer must
+not change with the shape. Each case is a real log of the corpus's dev split whose answer changed with
+one of these shapes before the reader learnt it."""
 
 from __future__ import annotations
 
@@ -57,6 +58,10 @@ SHAPES: dict[str, Callable[[str], str]] = {
     "kubectl logs --prefix": _each_line(lambda i: "[pod/train-worker-0/pytorch] "),
     "ts": _each_line(lambda i: f"[2024-05-05 21:53:{i % 60:02d}] "),
     "docker compose logs": _each_line(lambda i: "trainer-1  | "),
+    # a launcher's own prefix on every line of one process: srun -l's task, pdsh's host (DeepSpeed's
+    # launcher on many nodes)
+    "srun -l": _each_line(lambda i: "0: "),
+    "pdsh": _each_line(lambda i: "worker-1: "),
     # markdown around the paste as a whole: inline code, bold
     "inline code": lambda log: "`" + log.strip("\n") + "`\n",
     "bold": lambda log: "**" + log.strip("\n") + "**\n",
@@ -87,6 +92,9 @@ CASES = [
     "more30b-mmdet-v0-train-segfault-ops-built-gcc48",  # the shell's bare "Segmentation fault" ends its line
     "more33c-jsws-30k-iters-shm-object-read-write",  # "... in read-write mode" ends its line
     "dist-hf-trainer-fsdp-peft-uniform-requires-grad",  # a message that ends in its own inline code
+    "more46a-ok-yolov5-lr-scheduler-order-warning-gpu",  # a warning's echo ("  warnings.warn(") behind a prefix
+    "more26a-ok-ml4h-tensor-generator-epoch-error-summary-skipped",  # a record's indented body behind a prefix
+    "more4-ms-swift-megatron-dpo-stopiteration",  # torch's "[rank24]: " behind srun's or pdsh's prefix
 ]
 
 

@@ -19,7 +19,9 @@ _RANK_PREFIXES = (
     re.compile(r"(?:[Rr]ank|RANK) ?(\d{1,6}): "),  # a script's own print(f"Rank {rank}: ...")
     re.compile(r" {0,5}(\d{1,5}): "),  # srun -l (right-aligned)
 )
-_HOST_PREFIX = re.compile(r"((?:[a-z][a-z0-9]*(?:[-.][a-z0-9]+)+)|(?:[a-z]+\d+)): ")
+# pdsh's (the DeepSpeed launcher's on many nodes) and clush's: "worker-1: ", "node1: "
+HOST_PREFIX = r"((?:[a-z][a-z0-9]*(?:[-.][a-z0-9]+)+)|(?:[a-z]+\d+)): "
+_HOST_PREFIX = re.compile(HOST_PREFIX)
 # Ray's prefix on a remote actor's output (verl, OpenRLHF, Ray Train): "(WorkerDict pid=123, ip=10.0.0.1) ";
 # a torchrun-style rank prefix may follow it.
 # A task's output has no name before the pid: "(pid=4242) ", "(pid=4242, ip=10.0.0.1) ".
@@ -42,11 +44,12 @@ CARRIER = (r"(?:>[ \t]?)+"
            r"|\[pod/([\w.-]{1,253})/[\w.-]{1,63}\] "
            r"|([a-z][\w.-]{0,62}-\d{1,3}) {1,40}\| ")
 _CARRIER = re.compile(CARRIER)
-# All of those a line may start with, for the patterns that must find a line's first word behind them
-# (a headless traceback's first frame, a metrics table's rows); split_prefix reads the same ones.
-LINE_PREFIX = (rf"(?:{CARRIER})?(?:{RAY_PREFIX})?"
+# All of those a line may start with (a host's prefix too: pdsh's "worker-1: "), for the patterns that
+# must find a line's first word behind them (a headless traceback's first frame, a metrics table's rows);
+# split_prefix reads the same ones.
+LINE_PREFIX = (rf"(?:{CARRIER})?(?:{RAY_PREFIX})?(?:{HOST_PREFIX})?"
                r"(?:\[(?:rank|default)\d+\]:|\[1,(?:mpirank:)?\d+(?:,[^\]\n]{1,40})?\]<std(?:out|err)>:"
-               r"| {0,5}\d{1,5}: )?")
+               r"| {0,5}\d{1,5}: ){0,2}")  # (two: srun -l's or torchrun's tee's before torch's "[rankN]:")
 _NOT_HOSTS = re.compile(r"(?:rank|default)\d+")
 # (also Determined's prefix after its own fields: "[2022-10-12T...] [rank=0] RuntimeError: ...", and a
 # logging header whose last field is the rank: OLMo's "CRITICAL [olmo.util:158, rank=0] Uncaught ...", and
@@ -127,10 +130,11 @@ def split_prefix(text: str) -> Attribution:
         for rx in prefixes:
             m = rx.match(text, pos)
             if m:
-                # torchrun's tee prefix "[default0]:" counts local ranks; a "[rank12]:" after it is global.
+                # torchrun's tee prefix "[default0]:" counts local ranks, and srun -l's "0: " counts tasks
+                # (one per node when each runs torchrun); a "[rank12]:" after either is global.
                 if rank is None or (local and m.group(0).startswith("[rank")):
                     rank = int(m.group(1))
-                    local = m.group(0).startswith("[default")
+                    local = m.group(0).startswith("[default") or rx is _RANK_PREFIXES[-1]
                 pos = m.end()
                 break
         else:

@@ -794,10 +794,13 @@ class Reader:
             elif "error" in hit and ("warning" not in hit or (b"NCCL WARN" in vis and b"[Service thread]" not in vis)):
                 # A warning's message goes on for a line or two ("Failure to do this will ..."), or for
                 # as many indented lines as it has (a record's list: "    [Tensor contains nans.] - 167").
-                own = bool(_OWN_LEVEL.search(vis) or _OWN_RECORD.match(vis))
+                # (a record's own start and a message's indentation are read behind the line's prefix too;
+                # argparse's "prog.py: " is no host's)
+                own = bool(_OWN_LEVEL.search(vis) or _OWN_RECORD.match(vis)
+                           or _OWN_RECORD.match(lines.head(start).rest.encode()))
                 if not own and (
                         number - warned_at <= WARNING_SPAN or _indented_body(
-                        lines.tail, warned_end, start, number - warned_at)):
+                        lines, warned_end, start, number - warned_at)):
                     continue
                 severity = 2
             else:
@@ -829,14 +832,18 @@ class Reader:
 INDENTED_BODY = 30  # lines of an indented message body that still belong to the record above them
 
 
-def _indented_body(tail: bytes, record_end: int, start: int, distance: int) -> bool:
-    """Whether every line from the record's next line through the one at `start` is indented: the record's
-    message goes on (bounded: at most INDENTED_BODY lines are looked at)."""
+def _indented_body(lines: _TailLines, record_end: int, start: int, distance: int) -> bool:
+    """Whether every line from the record's next line through the one at `start` is indented behind its
+    prefix: the record's message goes on (bounded: at most INDENTED_BODY lines are looked at)."""
     if record_end < 0 or distance > INDENTED_BODY:
         return False
-    stop = tail.find(b"\n", start)
-    body = tail[record_end + 1 : stop if stop >= 0 else len(tail)]
-    return all(ln[:1] in (b" ", b"\t") for ln in body.split(b"\n") if ln.strip())
+    pos = record_end + 1
+    while pos <= start:
+        rest = lines.head(pos).rest
+        if rest.strip() and rest[:1] not in (" ", "\t"):
+            return False
+        pos = lines.end(pos) + 1
+    return True
 
 
 _CHAIN_BYTES = tuple(c.encode() for c in CHAIN)
@@ -866,6 +873,10 @@ class _TailLines:
 
     def number(self, start: int) -> int:
         return self._lines[start][1]
+
+    def end(self, start: int) -> int:
+        """Where the line that starts at `start` ends (its newline, or the tail's end)."""
+        return self._lines[start][0]
 
     def head(self, start: int) -> Attribution:
         """The prefix read from the line's first 200 bytes, once per line."""

@@ -118,7 +118,7 @@ ERROR_LEVEL = r"(?:\[|\b)[EF]\d{3,4} \d\d:\d\d:\d\d|\bERROR\b|\bCRITICAL\b|NCCL 
 # Python prints a warning as "file:line: Category: message" and then the source line that issued it, most
 # often the library's own call ("  warnings.warn(\"Detected call of ..."). The echo marks the lines just
 # above it as that warning's message, its header cut from the paste or not (the reader's tail).
-WARNING_CALL_ECHO = Pattern("warning-call-echo", r"^[ \t]+warnings\.warn(?:_explicit)?\(", "warning")
+WARNING_CALL_ECHO = Pattern("warning-call-echo", rf"^{LINE_PREFIX}[ \t]+warnings\.warn(?:_explicit)?\(", "warning")
 
 WARNING_LEVEL: tuple[Pattern, ...] = (
     Pattern("warning-glog", r"(?:\[|\b)W\d{3,4} \d\d:\d\d:\d\d\.\d|\[W [^\]\n]{1,80}:\d+\]", "warning"),
