@@ -19,9 +19,9 @@ def test_warning_alone_is_healthy_but_reported() -> None:
 
 
 def test_warning_before_an_ambiguous_death_lifts_the_cause_it_warned_about() -> None:
-    # The evidence's own confidences (no calibration): a primary the corpus calibrates to near
+    # The evidence's own confidences (no calibration, no likeliest reading): a primary the corpus calibrates to near
     # certainty would leave the alternatives nothing to share either way.
-    raw = dataclasses.replace(load_library(), calibration={}, raw_map=())
+    raw = dataclasses.replace(load_library(), calibration={}, raw_map=(), resolved={})
     plain = Diagnoser(raw, backend="python", parallel=False).diagnose(f"{EXITED}\n".encode()).to_json()
     warned = Diagnoser(raw, backend="python", parallel=False).diagnose(f"{FDS}\n{EXITED}\n".encode()).to_json()
     assert plain["primary"]["id"] == warned["primary"]["id"] == "dataloader-worker-failure/worker-exited"

@@ -1975,3 +1975,31 @@ def test_a_record_printed_bare_and_again_with_its_warning_level_is_that_warning(
     # The bare line alone says nothing of its level: an error-worded line, read as one.
     cut = "\n".join(ln for ln in _case(case).log.splitlines() if "WARNING:" not in ln) + "\n"
     assert Diagnoser().diagnose(Named("output.log", cut.encode())).verdict == "failure"
+
+
+def test_a_store_connection_the_group_formed_after_was_retried() -> None:
+    # MLPerf's 72 ranks: three could not reach the store at first (errno 113), then Lightning's rank 0 counted
+    # every process and gloo connected each rank to its 71 peers
+    case = _case("more47b-ok-mlperf-gb300-18node-store-no-route-to-host-then-72-ranks")
+    d = Diagnoser().diagnose(Named("output.log", case.log.encode()))
+    assert d.verdict == "healthy", d.primary
+    assert any("the process group formed after it" in n for n in d.notes)
+    # Near misses: the log ends before the group forms, or gloo connected a rank to fewer peers than expected.
+    lines = case.log.splitlines(keepends=True)
+    cut = next(i for i, ln in enumerate(lines) if "distributed_backend=nccl" in ln)
+    d = Diagnoser().diagnose(Named("output.log", "".join(lines[:cut]).encode()))
+    assert d.primary is not None and d.primary.id == "rendezvous-failure/store-unreachable"
+    short = "".join(ln.replace("connected to 71 peer", "connected to 70 peer") for ln in lines[:cut + 10]
+                    if "All distributed processes registered" not in ln)
+    d = Diagnoser().diagnose(Named("output.log", short.encode()))
+    assert d.primary is not None and d.primary.id == "rendezvous-failure/store-unreachable"
+
+
+def test_recvfds_finding_its_socket_closed_is_a_descriptor_that_could_not_be_passed() -> None:
+    # (resource_sharer's detach -> recv_handle -> recvfds -> "raise EOFError", under a Lightning epoch's bar)
+    d = _diagnose("more47g-spiking-detection-lightning-recvfds-eoferror")
+    assert d.primary is not None and d.primary.id == "dataloader-worker-failure/fd-exhaustion", d.primary
+    # Near miss: an EOFError raised in another frame is no descriptor passing.
+    log = _case("more47g-spiking-detection-lightning-recvfds-eoferror").log.replace("in recvfds", "in recv_bytes")
+    d = Diagnoser().diagnose(Named("output.log", log.encode()))
+    assert d.primary is not None and d.primary.id != "dataloader-worker-failure/fd-exhaustion"

@@ -435,6 +435,13 @@ def _verdict(ctx: Context) -> Diagnosis:
             f"warning at {_where(e)} ({e.cause}); "
             + ("training went on" if _progress_after(ctx, e) else "a stronger signal explains the failure")
             for e in weak[:5])))
+    # A process that could not reach the store or its peers, and then the group formed (its client
+    # retried): what it reported did not stop the launch.
+    joined = [e for e in initiating if _formed_after(ctx, e)]
+    if joined:
+        initiating = [e for e in initiating if e not in joined]
+        base = replace(base, notes=(*base.notes, *(
+            f"error at {_where(e)} ({e.cause}); the process group formed after it" for e in joined[:5])))
     # An error after which its process trained on (a later line of its rank shows the step or epoch
     # rising) did not end the run: a note, not the failure.
     went_on = [e for e in initiating if _went_on(ctx, e)]
@@ -689,6 +696,23 @@ def _went_on(ctx: Context, e: Event) -> bool:
     last = max(last, e.traceback.last_line if e.traceback is not None else e.line)
     return any(p.path == e.path and p.rank == e.rank and any(n > last for n in p.rises)
                for s in ctx.scans for p in s.progress.values())
+
+
+# The process group formed, in the words of each layer that says so: Lightning's rank 0 counting every
+# process, gloo's rank connected to all the peers it expected, NCCL's communicator initialised, torch's
+# store barrier completed.
+FORMED = re.compile(r"All distributed processes registered|\[Gloo\] Rank \d+ is connected to (\d+) peer ranks\. "
+                    r"Expected number of connected peer ranks is : (\d+)|NCCL INFO .*Init COMPLETE|"
+                    r"Completed store-based barrier for key")
+
+
+def _formed_after(ctx: Context, e: Event) -> bool:
+    """A rendezvous failure its input shows the process group forming after: a retried connection."""
+    if ctx.library.cause(e.cause).entry_id != "rendezvous-failure":
+        return False
+    last = e.traceback.last_line if e.traceback is not None else e.line
+    return any(m.line.number > last and (f := FORMED.search(m.line.text)) is not None and f[1] == f[2]
+               for s in ctx.scans if s.path == e.path for m in s.markers)
 
 
 def _recovered(ctx: Context, initiating: list[Event], collateral: list[Event]) -> bool:

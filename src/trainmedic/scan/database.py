@@ -102,7 +102,10 @@ PHASES: tuple[Pattern, ...] = (
             r"Generating (?:train|validation) split|Downloading (?:shards|data|model)", "setup"),
     Pattern("phase-launch", r"init_process_group|[Rr]endezvous|Initializing distributed|initializing ddp|"
             r"Waiting in store based barrier|Added key: store_based_barrier_key|Distributed environment: |"
-            r"Starting elastic_operator|All distributed processes registered", "launch"),
+            r"Starting elastic_operator|All distributed processes registered|"
+            # (the group formed: reason/engine.py's FORMED reads these)
+            r"\[Gloo\] Rank \d+ is connected to \d+ peer ranks|NCCL INFO [^\n]{0,300}Init COMPLETE|"
+            r"Completed store-based barrier for key", "launch"),
     Pattern("phase-checkpoint-load", r"[Rr]esum(?:e|ing) (?:training )?from|[Ll]oading (?:the )?(?:latest )?checkpoint|"
             r"load_checkpoint|[Rr]estor(?:e|ing) (?:from )?checkpoint", "checkpoint-load"),
     Pattern("phase-evaluation", r"Running Evaluation|\*\*\*\*\* Running (?:Prediction|Evaluation)|[Ee]valuating\b|"
