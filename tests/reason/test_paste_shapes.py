@@ -1,9 +1,9 @@
 """The same log reaches trainmedic in the shapes people and tools give it: with Windows line ends, inside
-a markdown fence or indented as a code block, copied from a web page, quoted in a reply, behind a log
-collector's, the journal's, kubectl's, docker compose's, srun's, pdsh's or a handler's prefix or Ray's
-task prefix, after other output or before a teardown, with its error lines set in bold. The answer must
-not change with the shape. Each case is a real log of the corpus's dev split whose answer changed with
-one of these shapes before the reader learnt it."""
+a markdown fence or indented as a code block, copied from a web page, double-spaced, quoted in a reply,
+behind a log collector's, the journal's, kubectl's, docker compose's, srun's, pdsh's or a handler's prefix
+or Ray's task prefix, after other output or before a teardown, with its error lines set in bold. The
+answer must not change with the shape. Each case is a real log of the corpus's dev split whose answer
+changed with one of these shapes before the reader learnt it."""
 
 from __future__ import annotations
 
@@ -60,6 +60,8 @@ SHAPES: dict[str, Callable[[str], str]] = {
     "docker compose logs": _each_line(lambda i: "trainer-1  | "),
     # a launcher's own prefix on every line of one process: srun -l's task, pdsh's host (DeepSpeed's
     # launcher on many nodes)
+    # a web page's copy that puts an empty line after every line
+    "double-spaced": lambda log: log.replace("\n", "\n\n"),
     "srun -l": _each_line(lambda i: "0: "),
     "pdsh": _each_line(lambda i: "worker-1: "),
     # markdown around the paste as a whole: inline code, bold
@@ -95,6 +97,8 @@ CASES = [
     "more46a-ok-yolov5-lr-scheduler-order-warning-gpu",  # a warning's echo ("  warnings.warn(") behind a prefix
     "more26a-ok-ml4h-tensor-generator-epoch-error-summary-skipped",  # a record's indented body behind a prefix
     "more4-ms-swift-megatron-dpo-stopiteration",  # torch's "[rank24]: " behind srun's or pdsh's prefix
+    "more12b-ok-dataloader-del-exception-training-not-killed",  # "Exception ignored in:" above its traceback
+    "more34e-c3-lr-scheduler-order-warning",  # a warning's message, its echo three lines below
 ]
 
 

@@ -1046,6 +1046,26 @@ def unmark(block: bytes) -> bytes:
     return b"".join(out)
 
 
+DOUBLED = 3  # lines of content, each followed by an empty one, before a paste counts as double-spaced
+
+
+def double_spaced(head: bytes) -> bool:
+    """Whether the paste has an empty line after each of its lines, as some web pages' copies give it: no
+    two lines of content in a row, and at least DOUBLED of them. Each pair of line ends is then one (an
+    empty line the program printed came as three), so a traceback's header and its frames are adjacent
+    again, as the program printed them."""
+    lines = head.replace(b"\r\n", b"\n").split(b"\n")[:-1]  # (the last may be cut)
+    content = 0
+    previous = False
+    for line in lines:
+        filled = bool(line.strip())
+        if filled and previous:
+            return False
+        previous = filled
+        content += filled
+    return content >= DOUBLED
+
+
 def wrap_width(head: bytes) -> int:
     """The column the paste was hard-wrapped at, 0 when it was not. A terminal's copy (or a mail client)
     breaks every long line into pieces of exactly its width, so the head's longest lines all share one
@@ -1110,6 +1130,7 @@ class ScanState:
         self._dedent: re.Pattern[bytes] | None = None
         self._typography = False
         self._unwrap: re.Pattern[bytes] | None = None
+        self._undouble = False  # every line of the paste followed by an empty one (a web page's copy)
         self._open = b""  # the markdown that opens the paste, dropped from its first block (and closes it)
         self._drop_open = False
 
@@ -1170,6 +1191,7 @@ class ScanState:
             width = wrap_width(self._plain(head[len(self._open): self.SNIFF]))
             # Each piece of exactly that width is joined to the line after it, as the program printed it.
             self._unwrap = re.compile(rb"^([^\r\n]{%d})\r?\n" % width, re.M) if width else None
+            self._undouble = double_spaced(head[len(self._open): self.SNIFF])
 
     def _plain(self, block: bytes) -> bytes:
         """The bytes without a web page's typography, the paste's common indentation and the markdown
@@ -1184,6 +1206,8 @@ class ScanState:
         if self._drop_open:
             block, self._drop_open = block[len(self._open):], False
         block = self._plain(block)
+        if self._undouble:
+            block = block.replace(b"\n\n", b"\n")
         if self._unwrap is not None:
             block = self._unwrap.sub(rb"\1", block)
         self._queue.append(block)
