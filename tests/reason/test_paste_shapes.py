@@ -209,3 +209,26 @@ def test_markdown_closes_a_paste_only_where_it_opened_it() -> None:
     assert last_text(b"**Killed**\n") == "Killed"
     # near miss: torch's own message ends in a backtick, and nothing opened the paste
     assert last_text(b"step 3\nRuntimeError: Must flatten tensors when `use_orig_params=False`\n").endswith("False`")
+
+
+def test_only_markdown_a_line_does_not_open_itself_is_dropped() -> None:
+    from trainmedic.logs.reader import unmark
+
+    assert unmark(b"**Killed**\n") == b"Killed\n"
+    assert unmark(b"`RuntimeError: boom`\n") == b"RuntimeError: boom\n"
+    assert unmark(b"ModuleNotFoundError: No module named 'apex'```\n") == b"ModuleNotFoundError: No module named 'apex'\n"
+    # Near misses: a message's own inline code, a fence alone on its line, a rule of asterisks.
+    own = b"ValueError: FSDP requires uniform `requires_grad`\n"
+    assert unmark(own) == own
+    assert unmark(b"```\n") == b"```\n"
+    assert unmark(b"**********\n") == b"**********\n"
+
+
+def test_a_paste_is_double_spaced_only_when_no_two_lines_of_content_meet() -> None:
+    from trainmedic.logs.reader import double_spaced
+
+    assert double_spaced(b"Traceback (most recent call last):\n\n  File \"x.py\", line 1\n\nKeyError: 'a'\n\n")
+    # Near misses: a traceback as Python prints it (its chained-exception blank lines included), a short paste.
+    assert not double_spaced(b"KeyError: 'a'\n\nDuring handling of the above exception, another exception occurred:\n\n"
+                             b"Traceback (most recent call last):\n  File \"x.py\", line 1\nValueError: b\n")
+    assert not double_spaced(b"Killed\n\n")

@@ -1034,7 +1034,7 @@ def unmark(block: bytes) -> bytes:
         if body.startswith(mark) and not body.startswith(mark + mark[:1]):
             lead = start + len(line) - len(body)
             out += (block[done:lead], block[lead + len(mark) : m.start()])
-        elif (line.count(b"`") + len(mark) if mark[0] == 96 else line.count(b"**") + 1) % 2:
+        elif (line.count(b"`") + len(mark) if mark.startswith(b"`") else line.count(b"**") + 1) % 2:
             # (of two backticks, the first closes the line's own code: "... uniform `requires_grad``")
             out.append(block[done : m.start() + (mark == b"``")])
         else:
