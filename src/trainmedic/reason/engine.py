@@ -45,6 +45,7 @@ from trainmedic.reason.events import (
     strength,
     with_cause,
 )
+from trainmedic.scan.database import GROUP_FORMED, REGISTERED
 from trainmedic.util.text import rank_ranges
 
 HANG = "training-hang/stalled-progress"
@@ -698,12 +699,7 @@ def _went_on(ctx: Context, e: Event) -> bool:
                for s in ctx.scans for p in s.progress.values())
 
 
-# The process group formed, in the words of each layer that says so: Lightning's rank 0 counting every
-# process, gloo's rank connected to all the peers it expected, NCCL's communicator initialised, torch's
-# store barrier completed.
-FORMED = re.compile(r"All distributed processes registered|\[Gloo\] Rank \d+ is connected to (\d+) peer ranks\. "
-                    r"Expected number of connected peer ranks is : (\d+)|NCCL INFO .*Init COMPLETE|"
-                    r"Completed store-based barrier for key")
+FORMED = re.compile(GROUP_FORMED)  # (scan.database: the words that say the process group formed)
 
 
 def _formed_after(ctx: Context, e: Event) -> bool:
@@ -711,6 +707,7 @@ def _formed_after(ctx: Context, e: Event) -> bool:
     if ctx.library.cause(e.cause).entry_id != "rendezvous-failure":
         return False
     last = e.traceback.last_line if e.traceback is not None else e.line
+    # (gloo's line says so only when every peer it expected connected)
     return any(m.line.number > last and (f := FORMED.search(m.line.text)) is not None and f[1] == f[2]
                for s in ctx.scans if s.path == e.path for m in s.markers)
 
@@ -1163,7 +1160,6 @@ _STORE_WAIT = re.compile(r"Waiting in store based barrier to initialize process 
 # "Initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/8" since): the world size it took from the
 # cluster environment (SLURM's tasks, devices x num_nodes), and who came.
 _MEMBER = re.compile(r"GLOBAL_RANK: (\d{1,6}), MEMBER: (\d{1,6})/(\d{1,6})")
-_REGISTERED = "All distributed processes registered"  # Lightning's rank 0, once the group formed
 
 
 def _stuck_in_store_barrier(ctx: Context, base: Diagnosis) -> Diagnosis | None:
@@ -1201,13 +1197,13 @@ def _stuck_in_store_barrier(ctx: Context, base: Diagnosis) -> Diagnosis | None:
                                why=why)
             return replace(base, verdict="hang", primary=primary)
         if count >= world:
-            if waits or any(m.line.number > last and _REGISTERED in m.line.text for m in s.markers):
+            if waits or any(m.line.number > last and REGISTERED in m.line.text for m in s.markers):
                 continue
             # Every member announced itself and joined init_process_group, and the log ends before rank 0
             # said the group formed: they did not reach one another (the store's address or port, a
             # firewall, the interface the backend chose).
             why = (f"the log ends after all {world} ranks began to join Lightning's process group, before rank 0 "
-                   f"said it formed ('{_REGISTERED}'): the processes did not reach one another; it hung at launch")
+                   f"said it formed ('{REGISTERED}'): the processes did not reach one another; it hung at launch")
             primary = _finding(ctx, HANG, confidence_=0.5, rank=None, host=None, time=lines[-1][0].time,
                                evidence=_evidence([ln for ln, _ in lines[-3:]]), missing=_missing(ctx, HANG), why=why)
             return replace(base, verdict="hang", primary=primary)

@@ -96,16 +96,21 @@ PROGRESS: tuple[Pattern, ...] = (
 # What the job was doing, in the words launchers and frameworks print (torch.distributed, HF Trainer
 # and Accelerate, Lightning, DeepSpeed, MMEngine); scanned only over the tail. More specific first:
 # HF's "Loading checkpoint shards" loads a model, not a training checkpoint.
+# The process group formed, in the words of each layer that says so: Lightning's rank 0 counting every
+# process, gloo's rank connected to peers (with how many it expected), NCCL's communicator initialised,
+# torch's store barrier completed. A launch marker; reason/engine.py reads a rendezvous failure above one
+# as a retried connection (gloo's groups: connected, expected).
+REGISTERED = "All distributed processes registered"
+GROUP_FORMED = (REGISTERED + r"|\[Gloo\] Rank \d+ is connected to (\d+) peer ranks"
+                r"(?:\. Expected number of connected peer ranks is : (\d+))?|NCCL INFO [^\n]{0,300}Init COMPLETE|"
+                r"Completed store-based barrier for key")
 PHASES: tuple[Pattern, ...] = (
     Pattern("phase-setup", r"Loading checkpoint shards|[Ll]oading (?:the )?(?:pretrained |base )?(?:model|weights|"
             r"dataset|tokenizer)\b|[Bb]uilding (?:the )?(?:model|dataset|dataloader)|"
             r"Generating (?:train|validation) split|Downloading (?:shards|data|model)", "setup"),
     Pattern("phase-launch", r"init_process_group|[Rr]endezvous|Initializing distributed|initializing ddp|"
             r"Waiting in store based barrier|Added key: store_based_barrier_key|Distributed environment: |"
-            r"Starting elastic_operator|All distributed processes registered|"
-            # (the group formed: reason/engine.py's FORMED reads these)
-            r"\[Gloo\] Rank \d+ is connected to \d+ peer ranks|NCCL INFO [^\n]{0,300}Init COMPLETE|"
-            r"Completed store-based barrier for key", "launch"),
+            r"Starting elastic_operator|" + GROUP_FORMED, "launch"),
     Pattern("phase-checkpoint-load", r"[Rr]esum(?:e|ing) (?:training )?from|[Ll]oading (?:the )?(?:latest )?checkpoint|"
             r"load_checkpoint|[Rr]estor(?:e|ing) (?:from )?checkpoint", "checkpoint-load"),
     Pattern("phase-evaluation", r"Running Evaluation|\*\*\*\*\* Running (?:Prediction|Evaluation)|[Ee]valuating\b|"
