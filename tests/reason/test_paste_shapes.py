@@ -15,6 +15,7 @@ import pytest
 
 from trainmedic.api import Diagnoser, Named
 from trainmedic.evaluate.corpus import load_case
+from trainmedic.model import Match
 
 REAL = Path(__file__).resolve().parents[2] / "corpus" / "real"
 
@@ -232,3 +233,31 @@ def test_a_paste_is_double_spaced_only_when_no_two_lines_of_content_meet() -> No
     assert not double_spaced(b"KeyError: 'a'\n\nDuring handling of the above exception, another exception occurred:\n\n"
                              b"Traceback (most recent call last):\n  File \"x.py\", line 1\nValueError: b\n")
     assert not double_spaced(b"Killed\n\n")
+
+
+ILLEGAL = b"**RuntimeError: CUDA error: an illegal memory access was encountered**\n"
+
+
+def _illegal_line(matches: tuple[Match, ...]) -> str:
+    return next(m.line.text for m in matches if "illegal memory access" in m.line.text)
+
+
+def test_a_program_s_own_file_past_a_paste_s_size_is_read_as_printed() -> None:
+    from trainmedic.logs.reader import PASTE_BYTES
+
+    # A web page's comment holds far less than PASTE_BYTES: the bold is a paste's in the first bytes ...
+    filler = b"UserWarning: this DataLoader will create 16 worker processes; lower `num_workers`\n"
+    [early] = Diagnoser().scan(ILLEGAL + filler * 10)
+    assert _illegal_line(early.matches) == "RuntimeError: CUDA error: an illegal memory access was encountered"
+    # ... and past them the file is a program's, whose lines are as printed (and its blocks cost no pass
+    # looking for markdown: a big log's inline code is on nearly every block).
+    big = filler * (PASTE_BYTES // len(filler) + 2 * (1 << 20) // len(filler))
+    [late] = Diagnoser().scan(big + ILLEGAL)
+    assert _illegal_line(late.matches).startswith("**RuntimeError")
+
+
+def test_a_live_stream_is_read_as_the_program_prints_it() -> None:
+    state = Diagnoser().stream("rank0.log")
+    state.feed(b"step 1 loss 2.0\n" * 4 + ILLEGAL)
+    state.flush()  # (the stream went quiet)
+    assert _illegal_line(state.snapshot().matches).startswith("**RuntimeError")

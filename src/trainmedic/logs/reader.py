@@ -437,8 +437,10 @@ class Reader:
         state.finish()
 
     def state(self, source: Source) -> ScanState:
-        """A push-based scan of one live stream: feed() bytes as they come, snapshot() at any time."""
-        return ScanState(self, Found(source), rank_from_path(source.name), host_from_path(source.name))
+        """A push-based scan of one live stream: feed() bytes as they come, snapshot() at any time. What a
+        running program prints is read as printed: no paste shapes (a web page's markdown, wrapping)."""
+        return ScanState(self, Found(source), rank_from_path(source.name), host_from_path(source.name),
+                         pasted=False)
 
     def _sample_ranks(self, block: bytes, offset: int, result: Found) -> None:
         """Ranks present, from the lines that start in the first bytes of each SAMPLE_EVERY region.
@@ -1013,7 +1015,13 @@ _EDGE_CLOSE = re.compile(rb"(?<=[^\s`*])(?:`{1,3}|\*\*)(?=[ \t]*\r?\n?[ \t\r\n]*
 # Markdown a paste put around one line: "**KeyError: '2'**", "`Killed`", or a fence glued to the last line
 # ("No module named 'apex'```"). The program printed none of it, and a fingerprint that ends its line
 # ("Segmentation fault$", "No module named 'x'$") must still see the line's end.
-_MARK_END = re.compile(rb"(`{1,3}|\*\*)[ \t]*(?=\r?$)", re.M)
+# (RE2: the mark is rare but the scan for it runs over every byte of a paste's blocks, at RE2's speed,
+# not the backtracking engine's, which tries each position in turn)
+_MARK_END = linear.compile_bytes(r"(`{1,3}|\*\*)[ \t]*\r?$")
+# A paste is what a web page's comment or form holds (GitHub's take 65,536 characters): markdown around
+# lines is looked for in the first bytes only. Past them the input is a program's own file, which has none,
+# and looking would cost every block of a big log a pass.
+PASTE_BYTES = 1 << 20
 WRAP_WIDTHS = (80, 250)  # the columns a terminal or a mail client plausibly hard-wraps a paste at
 
 
@@ -1133,6 +1141,7 @@ class ScanState:
         self._undouble = False  # every line of the paste followed by an empty one (a web page's copy)
         self._open = b""  # the markdown that opens the paste, dropped from its first block (and closes it)
         self._drop_open = False
+        self._queued_total = 0  # bytes queued since the start: the paste's markdown is looked for early on
 
     def start_at(self, offset: int, behind: bytes) -> None:
         """Scan a range of a file that starts at `offset` (a line start), `behind` being the bytes before it.
@@ -1198,7 +1207,7 @@ class ScanState:
         around its lines."""
         if self._typography:
             block = _TYPOGRAPHY_RX.sub(lambda m: _TYPOGRAPHY[m[0]], block)
-        if self._paste_allowed and (b"`" in block or b"**" in block):
+        if self._paste_allowed and self._queued_total < PASTE_BYTES and (b"`" in block or b"**" in block):
             block = unmark(block)
         return self._dedent.sub(b"", block) if self._dedent is not None else block
 
@@ -1206,6 +1215,7 @@ class ScanState:
         if self._drop_open:
             block, self._drop_open = block[len(self._open):], False
         block = self._plain(block)
+        self._queued_total += len(block)
         if self._undouble:
             block = block.replace(b"\n\n", b"\n")
         if self._unwrap is not None:
