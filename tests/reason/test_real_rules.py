@@ -2003,3 +2003,38 @@ def test_recvfds_finding_its_socket_closed_is_a_descriptor_that_could_not_be_pas
     log = _case("more47g-spiking-detection-lightning-recvfds-eoferror").log.replace("in recvfds", "in recv_bytes")
     d = Diagnoser().diagnose(Named("output.log", log.encode()))
     assert d.primary is not None and d.primary.id != "dataloader-worker-failure/fd-exhaustion"
+
+
+def test_torch_save_opening_a_file_in_a_missing_directory_is_the_missing_directory() -> None:
+    # torch < 1.6 opens the file itself ("_open_file_like(f, 'wb')", earlier "_with_file_like(f, "wb", ...)"):
+    # Python's FileNotFoundError, or IOError on Python 2, for a checkpoint directory nobody created
+    for case in ("more48f-openke-transe-save-checkpoint-dir-missing", "more48f-pytorch-pcnn-py27-checkpoints-dir-missing"):
+        d = _diagnose(case)
+        assert d.primary is not None and d.primary.id == "checkpoint-permission-error/missing-parent-directory", case
+    # Near miss: torch.load opening a checkpoint that is not there reads ("rb"): no directory to create.
+    log = _case("more48f-openke-transe-save-checkpoint-dir-missing").log.replace("'wb'", "'rb'")
+    d = Diagnoser().diagnose(Named("output.log", log.encode()))
+    assert d.primary is not None and d.primary.id != "checkpoint-permission-error/missing-parent-directory"
+
+
+def test_an_evaluation_s_loss_in_words_is_not_the_training_loss() -> None:
+    # "Train Loss: nan" to the early stop, then "Test Loss: 3.0366" of the best model reloaded from an
+    # earlier checkpoint: the test figure is no sign that training came back
+    d = _diagnose("more48a-speedtransformer-finetune-fold-nan-early-stop")
+    assert d.primary is not None and d.primary.id == "nan-loss/nonfinite-loss", d.primary
+    # Near miss: the same figure as a training loss is a loss that came back finite.
+    log = _case("more48a-speedtransformer-finetune-fold-nan-early-stop").log.replace("Test Loss: 3.0366", "Train Loss: 3.0366")
+    assert Diagnoser().diagnose(Named("output.log", log.encode())).primary is None
+
+
+def test_a_loss_term_holding_nan_is_a_non_finite_loss() -> None:
+    from trainmedic.logs.reader import _LOSS_NONFINITE, _training_loss
+
+    # (stylegan2's metric lines and a sentence ending in its figure, "Training Loss: nan.")
+    assert _training_loss(_LOSS_NONFINITE, "D_loss: nan, D_loss_grad_norm: nan, D_lr: 0.001882")
+    assert _training_loss(_LOSS_NONFINITE, "Epoch : 0 finished. Training Loss: nan. Validation Loss: nan")
+    # Near misses: an evaluation's figure, in words or as a name; a finite term; a file named after nan.
+    assert not _training_loss(_LOSS_NONFINITE, "Val   Loss: nan, Val   Acc: 0.0379")
+    assert not _training_loss(_LOSS_NONFINITE, "{'val_loss': nan, 'epoch': 3}")
+    assert not _training_loss(_LOSS_NONFINITE, "D_loss: 0.693, G_loss: 2.1")
+    assert not _training_loss(_LOSS_NONFINITE, "saved loss: nan.png")

@@ -118,8 +118,23 @@ _LOSS = re.compile(_LOSS_NAME + _NUM[:-1] + r"(?:[eE][+-]?\d{1,3})?)")
 # The same places holding NaN or Inf ("loss=nan", "Loss nan (nan)", "'loss': 'inf'", "loss = NaN",
 # "loss: tensor(nan, device='cuda:0')"), or a gradient norm holding NaN ("'grad_norm': nan", "grad norm: nan").
 # An infinite gradient norm alone is a step the fp16 loss scaler skipped, not this.
-_LOSS_NONFINITE = re.compile(r"(?:" + _LOSS_NAME + r"'?-?(?:nan|NaN|NAN|inf|Inf|INF)"
-                             r"|(?<![\w.'])'?grad[_ ]norm'?(?: ?[:=] ?| )'?(?:nan|NaN|NAN))(?![\w.])")
+# A term of the loss holding NaN or Inf ("D_loss: nan", "G_loss: nan", "lm_loss=inf") makes the sum so
+# too: a GAN's two losses, a model's named loss. (An evaluation's, "val_loss: nan", says nothing of training.)
+# A sentence's full stop may end the figure ("Training Loss: nan."), a file's extension may not ("nan.png").
+_LOSS_TERM_NONFINITE = (r"(?<![\w.'])'?(?!(?:eval|val|valid|validation|test)_)[A-Za-z][A-Za-z0-9]{0,20}_loss'?"
+                        r"(?: ?[:=] {0,12}| {1,12})'?-?(?:nan|NaN|NAN|inf|Inf|INF)")
+_LOSS_NONFINITE = re.compile(r"(?:" + _LOSS_NAME + r"'?-?(?:nan|NaN|NAN|inf|Inf|INF)|" + _LOSS_TERM_NONFINITE
+                             + r"|(?<![\w.'])'?grad[_ ]norm'?(?: ?[:=] ?| )'?(?:nan|NaN|NAN))(?!\w|\.\w)")
+# An evaluation's loss written in words before the name ("Val   Loss: nan", "Test Loss: 3.0366", "dev loss 2.1"):
+# a figure of the held-out data, printed with the model it evaluates (the best one, often reloaded from an
+# earlier checkpoint), not the loss training follows.
+_EVAL_BEFORE = re.compile(r"(?i)\b(?:eval|evaluation|val|valid|validation|test|dev)[ \t]+'?$")
+
+
+def _training_loss(rx: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """The first match of a loss pattern in `text` that no evaluation's name comes before."""
+    return next((m for m in rx.finditer(text) if not _EVAL_BEFORE.search(text, max(0, m.start() - 24), m.start())),
+                None)
 
 
 # A checkpoint line as found: (fingerprint key, visible bytes, line number, file's rank, file's host).
@@ -939,8 +954,8 @@ def _metrics(prev: RankProgress | None, now: RankProgress, text: str) -> RankPro
             step_time, data_time, timed = step_time + float(step[1]), data_time + float(data[1]), timed + 1
     nonfinite = prev.nonfinite if prev else None
     vanished = prev.vanished if prev else None
-    loss_m = _LOSS.search(text)
-    if _LOSS_NONFINITE.search(text) is not None:
+    loss_m = _training_loss(_LOSS, text)
+    if _training_loss(_LOSS_NONFINITE, text) is not None:
         # the first of the trailing run of non-finite lines, and how many lines the run has
         nonfinite = (nonfinite[0], nonfinite[1], nonfinite[2] + 1) if nonfinite else (now.line, now.text, 1)
     elif loss_m is not None:
