@@ -2038,3 +2038,15 @@ def test_a_loss_term_holding_nan_is_a_non_finite_loss() -> None:
     assert not _training_loss(_LOSS_NONFINITE, "{'val_loss': nan, 'epoch': 3}")
     assert not _training_loss(_LOSS_NONFINITE, "D_loss: 0.693, G_loss: 2.1")
     assert not _training_loss(_LOSS_NONFINITE, "saved loss: nan.png")
+
+
+def test_w_and_b_s_run_summary_at_exit_is_no_training_going_on() -> None:
+    # The checkpoint save hit the disk quota; wandb.finish() then printed the run's history and summary
+    # ("wandb:   train/global_step 260"): steps that were, not steps after the error
+    case = "more41l-trl-sft-llama2-peft-checkpoint-safetensors-disk-quota-exceeded"
+    d = _diagnose(case)
+    assert d.primary is not None and d.primary.id == "disk-full/quota-exceeded", d.primary
+    # Near miss: a progress bar that moved on after the error is training that went on.
+    bar = " 53%|█████▎    | 265/500 [12:11<11:02,  2.81s/it]"
+    log = _case(case).log.replace("wandb:   train/global_step 260", bar)
+    assert Diagnoser().diagnose(Named("output.log", log.encode())).verdict == "healthy"

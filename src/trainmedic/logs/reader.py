@@ -137,6 +137,7 @@ def _training_loss(rx: re.Pattern[str], text: str) -> re.Match[str] | None:
                 None)
 
 
+_WANDB_OWN = "wandb: "  # W&B prints its own messages under this name; a run's metrics go to its files, not here
 # A checkpoint line as found: (fingerprint key, visible bytes, line number, file's rank, file's host).
 _Save = tuple[str, bytes, int, int | None, str | None]
 
@@ -748,6 +749,10 @@ class Reader:
             if "progress" not in kinds:
                 continue
             att = lines.prefix(start, vis)
+            if att.rest.startswith(_WANDB_OWN):
+                # W&B's own lines: its run history and summary, printed as the process exits ("wandb:
+                # train/global_step 260"), report steps that were, not training going on
+                continue
             rank = att.rank if att.rank is not None else file_rank
             step = None
             tq = _TQDM.search(att.rest)
