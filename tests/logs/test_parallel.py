@@ -12,6 +12,7 @@ from trainmedic.catalog import load_library
 from trainmedic.logs.parallel import scan_file
 from trainmedic.logs.reader import Reader
 from trainmedic.logs.sources import Source
+from trainmedic.model import ScanResult
 
 
 def _big_log(path: Path, seed: int, lines: int = 220_000) -> None:
@@ -165,3 +166,56 @@ def test_a_sigterm_to_a_parallel_scan_leaves_no_worker_behind(tmp_path: Path) ->
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     assert left == []
+
+
+def _scan_both(path: Path, jobs: str, monkeypatch: pytest.MonkeyPatch) -> tuple[ScanResult, ScanResult]:
+    base = Diagnoser(load_library()).reader
+    seq = Reader(base.given, base.backend)
+    monkeypatch.setenv("TRAINMEDIC_JOBS", jobs)
+    src = Source(str(path), path, path.stat().st_size)
+    return seq.scan(src), scan_file(base, src, min_bytes=1)
+
+
+def _same_tail(a: ScanResult, b: ScanResult) -> None:
+    assert (a.lines, a.ranks, a.done, a.done_line) == (b.lines, b.ranks, b.done, b.done_line)
+    assert a.progress == b.progress and a.last_line_rank == b.last_line_rank
+    assert a.notable == b.notable and a.markers == b.markers
+
+
+def test_the_tail_read_early_counts_the_ranks_only_a_middle_range_showed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The main process reads the tail while the last range is scanned, counting the ranks its own
+    range found; ranks that only a middle range showed bound how many progress lines the tail reads,
+    so the tail is read again with them (a sequential scan counts every rank it found)."""
+    path = tmp_path / "train.log"
+    with path.open("w") as f:
+        for i in range(40_000):  # the first range: rank 0 only
+            f.write(f"[rank0]: step {i} loss {1 + (i % 7) / 10:.2f} lr 3e-4\n")
+        for r in range(2, 8):  # the middle: ranks seen nowhere else, in lines a fingerprint matches
+            f.write(f"[rank{r}]: RuntimeError: DataLoader worker (pid 77) is killed by signal: Killed.\n")
+        for i in range(40_000):
+            f.write(f"[rank0]: epoch 1 iteration {i} padding {'x' * 20}\n")
+        for i in range(40_000, 46_000):  # the tail: rank 1's progress lines past what rank 0 alone reads
+            r = i % 2
+            f.write(f"[rank{r}]: step {i} loss {(1.0 if i < 45_000 else 9.0) + (i % 5) / 10:.2f} lr 3e-4\n")
+    a, b = _scan_both(path, "3", monkeypatch)
+    assert {2, 3, 4, 5, 6, 7} <= a.ranks
+    _same_tail(a, b)
+
+
+def test_a_tail_read_early_that_is_not_the_scanned_tail_is_not_used(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tail read early from the file is used only when it is the tail the last range's scan kept
+    (a file written to meanwhile, a line cut for its length make them differ)."""
+    from trainmedic.logs import parallel
+
+    path = tmp_path / "train.log"
+    with path.open("w") as f:
+        for i in range(60_000):
+            f.write(f"[rank{i % 2}]: step {i} loss 0.{i % 97} lr 3e-4\n")
+        f.write("[rank1]: RuntimeError: frobnication failed\n")
+    real = parallel._file_tail
+    monkeypatch.setattr(parallel, "_file_tail", lambda p, size: real(p, size)[:-20_000])
+    a, b = _scan_both(path, "2", monkeypatch)
+    _same_tail(a, b)
+    assert a.notable and "frobnication" in a.notable[-1].line.text

@@ -17,13 +17,23 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from trainmedic.logs import newlines
+from trainmedic.logs import heap, newlines
 from trainmedic.logs.attribution import host_from_path, rank_from_path
 from trainmedic.logs.blocks import BLOCK
-from trainmedic.logs.reader import BEHIND, LOOKAHEAD, MAX_CHECKPOINTS, MAX_HITS_PER_PATTERN, Found, Reader, ScanState
+from trainmedic.logs.reader import (
+    BEHIND,
+    LOOKAHEAD,
+    MAX_CHECKPOINTS,
+    MAX_HITS_PER_PATTERN,
+    TAIL,
+    Found,
+    Reader,
+    ScanState,
+)
 from trainmedic.logs.sources import Source, compression_of, wide_encoding
 from trainmedic.model import ScanResult
 from trainmedic.scan.database import Pattern
@@ -31,9 +41,9 @@ from trainmedic.scan.database import Pattern
 _READ = BLOCK
 PARALLEL_MIN_BYTES = 64 << 20  # plain files this large are scanned in ranges, one process per core
 # The tail's line-by-line reading (reader._scan_tail) costs about what the scan of this many bytes does
-# (measured in benchmarks/: 0.1-0.18 s, at 0.4-0.6 GB/s per core): the first range takes that much more, so
-# the others, the last among them, take less.
-TAIL_ALLOWANCE = 32 << 20
+# (measured in benchmarks/: 0.07-0.13 s, at 0.75 GB/s per core). This process reads it while the others
+# scan their ranges, so its own range is that much shorter.
+TAIL_ALLOWANCE = 64 << 20
 _WORKER: dict[str, Reader] = {}  # the reader of a worker process, built once by _init
 
 
@@ -50,9 +60,10 @@ def _workers() -> int:
 def _line_starts(path: Path, size: int, parts: int, head_start: float = 0.0) -> list[int]:
     """Range boundaries at line starts. The first range, scanned by this process while the others
     are still starting, gets `head_start` more of the file (a fraction) to keep every core busy, and
-    TAIL_ALLOWANCE bytes more: the last range's process also reads the input's tail line by line."""
+    its share of TAIL_ALLOWANCE less: this process also reads the input's tail line by line."""
     cuts = [0]
-    first = min(0.9, 1.0 / parts + head_start + min(TAIL_ALLOWANCE / max(size, 1), 0.25 / parts))
+    tail = min(TAIL_ALLOWANCE / max(size, 1), 0.25 / parts)
+    first = min(0.9, max(0.1 / parts, 1.0 / parts + head_start - tail * (parts - 1) / parts))
     with path.open("rb") as f:
         for i in range(1, parts):
             pos = int(size * (first + (1.0 - first) * (i - 1) / (parts - 1)))
@@ -99,11 +110,15 @@ def _init(patterns: list[Pattern], backend: str | None, block_size: int, keep_ta
     """A spawned worker builds its reader from the patterns it is handed (the compiled database
     comes from the on-disk cache), so it needs neither the library nor the API."""
     _die_with(parent)
+    heap.reuse_freed_blocks()
     _WORKER["reader"] = Reader(patterns, backend, block_size, keep_tail)
 
 
-def _scan_range(name: str, path: str, start: int, end: int, last: bool) -> ScanResult:
-    return scan_range(_WORKER["reader"], Source(name, Path(path), end - start), start, end, last)
+def _scan_range(name: str, path: str, start: int, end: int, last: bool) -> ScanResult | _Untailed:
+    source = Source(name, Path(path), end - start)
+    if last:
+        return _range_state(_WORKER["reader"], source, start, end, last).finish_tail_apart()
+    return scan_range(_WORKER["reader"], source, start, end, last)
 
 
 def feed_range(state: ScanState, f: io.BufferedReader, start: int, end: int,
@@ -144,6 +159,11 @@ def feed_range(state: ScanState, f: io.BufferedReader, start: int, end: int,
 
 def scan_range(reader: Reader, source: Source, start: int, end: int, last: bool) -> ScanResult:
     """Scan bytes [start, end) of a plain file, as part of a whole-file scan."""
+    return _range_state(reader, source, start, end, last).finish(tail=last)
+
+
+def _range_state(reader: Reader, source: Source, start: int, end: int, last: bool) -> ScanState:
+    """The scan of bytes [start, end) with all of it fed, and the look-ahead past a range that is not the last."""
     assert source.path is not None
     result = Found(source)
     state = ScanState(reader, result, rank_from_path(source.name), host_from_path(source.name), pasted=False)
@@ -155,7 +175,38 @@ def scan_range(reader: Reader, source: Source, start: int, end: int, last: bool)
         if not last:
             state.limit()
             state.feed(f.read(LOOKAHEAD))
-    return state.finish(tail=last)
+    return state
+
+
+# The last range's scan without its tail's reading: the result, the tail and its first line's number.
+_Untailed = tuple[ScanResult, bytes, int]
+# What the tail's reading sets (Reader.read_tail), taken from it into the last range's result.
+_TAIL_FIELDS = ("progress", "tqdm_incomplete", "done", "done_line", "last_line_rank", "notable", "markers",
+                "tail_lines")
+
+
+def _file_tail(path: Path, size: int) -> bytes:
+    """The last TAIL bytes of the file's first `size`, from a line start: what the last range's scan keeps
+    as its tail, unless a line too long for a block was cut there (the caller compares the two)."""
+    with path.open("rb") as f:
+        f.seek(max(0, size - TAIL))
+        tail = f.read(min(size, TAIL))
+    if size > TAIL:
+        tail = tail[tail.find(b"\n") + 1 :]
+    return tail
+
+
+def _tailed(reader: Reader, source: Source, parts: list[ScanResult], untailed: _Untailed,
+            early: tuple[bytes, ScanResult]) -> ScanResult:
+    """The last range's result with its tail read: the reading this process did early (of the file's
+    tail, counting the ranks the first range found) when it is what the scan's end reads, else a new one."""
+    last, tail, first = untailed
+    ranks = frozenset().union(*(p.ranks for p in parts), last.ranks)
+    # (read again for a long line cut in the tail, or for ranks only other ranges showed: they bound what is read)
+    same = early[0] == tail and ranks <= early[1].ranks
+    read = early[1] if same else reader.read_tail(source, tail, 1, ranks)
+    read = read.relocated(line_offset=first - 1)
+    return replace(last, ranks=last.ranks | read.ranks, **{k: getattr(read, k) for k in _TAIL_FIELDS})
 
 
 def merge(source: Source, parts: list[ScanResult]) -> ScanResult:
@@ -209,6 +260,8 @@ def scan_file(reader: Reader, source: Source, stdin: BinaryIO | None = None,
 
     `parallel=False` for a scan that must stop at the next block when cancelled (an editor's
     background diagnosis): worker processes cannot be stopped half-way."""
+    if (source.size or 0) >= newlines.NUMPY_MIN_BYTES or source.path is None:
+        heap.reuse_freed_blocks()  # (standard input: of a size nobody knows) before any worker forks
     if (source.size or 0) >= newlines.NUMPY_MIN_BYTES:
         newlines.use_numpy()  # before any worker forks: they inherit it
     if parallel and source.path is not None and (source.size or 0) >= min_bytes:
@@ -260,8 +313,12 @@ def scan_parallel(reader: Reader, source: Source, on_bytes: Callable[[int], None
             first_state.limit()
             first_state.feed(f.read(LOOKAHEAD))
         parts = [first_state.finish(tail=False)]
+        # The tail's line-by-line reading, here while the other processes scan their ranges.
+        early_tail = _file_tail(source.path, size)
+        early = (early_tail, reader.read_tail(source, early_tail, 1, parts[0].ranks))
         for fut, a in zip(futures, args, strict=True):
-            parts.append(fut.result())
+            done = fut.result()
+            parts.append(_tailed(reader, source, parts, done, early) if isinstance(done, tuple) else done)
             if on_bytes is not None:
                 on_bytes(a[3] - a[2])
     except BaseException:

@@ -452,6 +452,13 @@ class Reader:
                 on_bytes(len(chunk))
         state.finish()
 
+    def read_tail(self, source: Source, tail: bytes, first_line: int, ranks: Iterable[int]) -> ScanResult:
+        """The tail's reading alone, as the end of a scan that found `ranks` does it (ScanState.finish):
+        progress per rank, the last line of each, notable lines, phase markers. Only those fields are set."""
+        result = Found(source, ranks=set(ranks))
+        self._scan_tail(tail, first_line, result, rank_from_path(source.name))
+        return result.freeze()
+
     def state(self, source: Source) -> ScanState:
         """A push-based scan of one live stream: feed() bytes as they come, snapshot() at any time. What a
         running program prints is read as printed: no paste shapes (a web page's markdown, wrapping)."""
@@ -1283,6 +1290,25 @@ class ScanState:
         """Scan what is left; `tail=False` for a range that does not end the file (no tail, no EOF line)."""
         if self._finished:
             return self.result.freeze()
+        self._drain(tail)
+        if tail:
+            self._close(self.result)
+        else:
+            self.result.lines = self._line_base
+            self._record_dropped(self.result)
+        return self.result.freeze()
+
+    def finish_tail_apart(self) -> tuple[ScanResult, bytes, int]:
+        """Scan what is left of the input's last range, all but the tail's reading: the result, the tail
+        and its first line's number. A parallel scan reads the tail in another process meanwhile
+        (Reader.read_tail); `finish()` is this and the tail's reading in one."""
+        assert not self._finished
+        self._drain(True)
+        tail, first = self._ended(self.result)
+        self._record_dropped(self.result)
+        return self.result.freeze(), tail, first
+
+    def _drain(self, tail: bool) -> None:
         self._release_head()
         last = self._splitter.finish()
         if last:
@@ -1297,12 +1323,6 @@ class ScanState:
         self._step(force=True)
         self._finished = True
         self.result.cut_lines = self._splitter.cut
-        if tail:
-            self._close(self.result)
-        else:
-            self.result.lines = self._line_base
-            self._record_dropped(self.result)
-        return self.result.freeze()
 
     def _record_dropped(self, result: Found) -> None:
         for key, n in self._hits.items():
@@ -1310,14 +1330,19 @@ class ScanState:
                 result.dropped[self.reader.patterns[key].key] = n - MAX_HITS_PER_PATTERN
 
     def _close(self, result: Found) -> None:
+        tail, first = self._ended(result)
+        self.reader._scan_tail(tail, first, result, self.file_rank)
+        self._record_dropped(result)
+
+    def _ended(self, result: Found) -> tuple[bytes, int]:
+        """The input's line count (into `result`), and its tail from a line start with that line's number."""
         tail = self._tail
         result.lines = self._line_base + (0 if tail.endswith(b"\n") or not tail else 1)
         first = result.lines - (tail.count(b"\n") + (0 if tail.endswith(b"\n") else 1)) + 1
         if result.bytes > len(tail):  # the tail starts mid-line: drop the partial line
             cut = tail.find(b"\n") + 1
             tail, first = tail[cut:], first + 1
-        self.reader._scan_tail(tail, first, result, self.file_rank)
-        self._record_dropped(result)
+        return tail, first
 
     def snapshot(self) -> ScanResult:
         """What a diagnosis of everything scanned so far needs, leaving the running scan untouched."""
