@@ -2050,3 +2050,16 @@ def test_w_and_b_s_run_summary_at_exit_is_no_training_going_on() -> None:
     bar = " 53%|█████▎    | 265/500 [12:11<11:02,  2.81s/it]"
     log = _case(case).log.replace("wandb:   train/global_step 260", bar)
     assert Diagnoser().diagnose(Named("output.log", log.encode())).verdict == "healthy"
+
+
+def test_a_bare_device_assert_takes_its_kind_from_the_assertion_text_another_rank_printed() -> None:
+    # Rank 1's "device-side assert triggered" comes first and names no kernel; rank 0's lines are the
+    # kernel's own assertion (indexSelectLargeIndex: "srcIndex < srcSelectDimSize"): an index out of range
+    case = "more49a-mpirun-fp16-embedding-vocab-too-small-index-select-assert"
+    d = _diagnose(case)
+    assert d.primary is not None and d.primary.id == "cuda-device-side-assert/index-out-of-range", d.primary
+    assert d.primary.rank == 1 and any(e.rank == 0 and "srcIndex" in e.text for e in d.primary.evidence)
+    # Near miss: without an assertion text anywhere, the bare assert leads with what threads most often found.
+    bare = "\n".join(ln for ln in _case(case).log.splitlines() if "Assertion" not in ln)
+    d = Diagnoser().diagnose(Named("output.log", bare.encode()))
+    assert d.primary is not None and d.primary.id == "cuda-device-side-assert/target-out-of-range", d.primary

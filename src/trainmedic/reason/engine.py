@@ -830,6 +830,14 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
     counted_none = first.cause in kills and cgroup_ooms == 0
     unexplained = (first.cause in kills or first.ambiguous) and not (is_confirmed or cgroup_ooms or counted_none)
     sender = ctx.library.likeliest_reading(first.cause) if unexplained else None
+    told = next((e for e in also_collateral if sender is not None and first.cause not in kills and not e.ambiguous
+                 and e.cause != first.cause and e.cause.startswith(entry_of + "/")), None)
+    if told is not None:
+        # A bare device-side assert, and the same failure's own words elsewhere in the log (the kernel's
+        # assertion text, printed by another rank or out of order): they say which; no guess is needed.
+        first, sender = with_cause(ctx.library, first, told.cause, told.evidence[:1]), None
+        conf = confidence.clamp(max(conf, 0.85))
+        evidence_lines.extend(ln for ln in told.evidence[:1] if ln not in evidence_lines)
     if sender is not None:
         # A SIGKILL names no sender, a bare device-side assert no kernel: lead with what real threads
         # most often found behind it (measured on the dev split: the OOM killer, a class label out of
@@ -853,6 +861,9 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
     if cgroup_ooms and first.cause in kills.values() and not is_confirmed:
         why_parts.append(f"the cgroup counted {cgroup_ooms} OOM kill(s) (memory.events)")
     why_parts.extend(adj.notes)
+    if told is not None:
+        on = f" on rank {told.rank}" if told.rank is not None else ""
+        why_parts.append(f"which one, the failure's own words say ({told.path}:{told.line}{on})")
     if first.ambiguous and not is_confirmed:
         why_parts.append("the log alone cannot say why")
     if counted_none:
