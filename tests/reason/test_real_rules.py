@@ -2063,3 +2063,15 @@ def test_a_bare_device_assert_takes_its_kind_from_the_assertion_text_another_ran
     bare = "\n".join(ln for ln in _case(case).log.splitlines() if "Assertion" not in ln)
     d = Diagnoser().diagnose(Named("output.log", bare.encode()))
     assert d.primary is not None and d.primary.id == "cuda-device-side-assert/target-out-of-range", d.primary
+
+
+def test_the_pin_memory_thread_unpacking_nothing_is_the_persistent_workers_resume_bug() -> None:
+    # torch 1.7: the pin-memory thread's "idx, data = r" meets the bare resume marker ("expected 2, got 0");
+    # a shortened paste keeps only the thread's error and the main process's RuntimeError
+    case = "more49c-glmc-pin-memory-thread-unpack-empty-resume-marker"
+    d = _diagnose(case)
+    assert d.primary is not None and d.primary.id == "dataloader-worker-failure/pin-memory-persistent-workers-resume"
+    # Near miss: the thread died unpacking something else: not the resume marker.
+    log = _case(case).log.replace("(expected 2, got 0)", "(expected 3, got 2)")
+    d = Diagnoser().diagnose(Named("output.log", log.encode()))
+    assert d.primary is not None and d.primary.id != "dataloader-worker-failure/pin-memory-persistent-workers-resume"
