@@ -2075,3 +2075,21 @@ def test_the_pin_memory_thread_unpacking_nothing_is_the_persistent_workers_resum
     log = _case(case).log.replace("(expected 2, got 0)", "(expected 3, got 2)")
     d = Diagnoser().diagnose(Named("output.log", log.encode()))
     assert d.primary is not None and d.primary.id != "dataloader-worker-failure/pin-memory-persistent-workers-resume"
+
+
+def test_an_unexplained_signal_names_the_reading_it_leads_with() -> None:
+    from dataclasses import replace
+
+    # "DataLoader worker ... exited unexpectedly" names no signal. When the threads behind it most often
+    # found /dev/shm (the share is measured on dev; here it is set), the explanation says that reading,
+    # not that the OOM killer sent a kill.
+    exited = "dataloader-worker-failure/worker-exited"
+    lib = replace(LIBRARY, resolved={**LIBRARY.resolved, exited: (9, 7, "dataloader-worker-failure/shm-exhausted")})
+    log = _case("more49b-geti-docker-memory-12g-rfdetr-seg-xl-loader-worker-exited-memory-grows").log
+    d = Diagnoser(lib).diagnose(Named("output.log", log.encode()))
+    assert d.primary is not None and d.primary.id == "dataloader-worker-failure/shm-exhausted", d.primary
+    assert "OOM killer" not in d.primary.why and "the log does not say which; this in 7 of 9" in d.primary.why
+    # Near miss: a SIGKILL with no sender named leads with the OOM killer, and says so.
+    d = _diagnose("more31a-dolly-databricks-z3-pythia28b-return-code-minus9")
+    assert d.primary is not None and d.primary.id == "host-oom/oom-killer"
+    assert "no sender named: the OOM killer in" in d.primary.why

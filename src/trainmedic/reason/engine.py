@@ -868,10 +868,10 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
         why_parts.append("the log alone cannot say why")
     if counted_none:
         why_parts.append("the cgroup counted no OOM kill (memory.events): another sender")
-    if signal is not None and sender is not None and signal.cause in kills:
+    if signal is not None and sender is not None and kills.get(signal.cause) == sender[0]:
         why_parts.append(f"no sender named: the OOM killer in {sender[3]} of {sender[2]} threads that found one")
     elif signal is not None and sender is not None:
-        why_parts.append(f"{ctx.library.cause(signal.cause).title.rstrip('.')} alone does not say which: this in "
+        why_parts.append(f"{ctx.library.cause(signal.cause).title.rstrip('.')}: the log does not say which; this in "
                          f"{sender[3]} of {sender[2]} threads that found the cause")
     coll = _collateral(sorted(also_collateral + collateral_events, key=lambda e: (e.path, e.line)), first.cause,
                        exclude_rank=first.rank)
