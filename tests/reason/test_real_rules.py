@@ -2093,3 +2093,17 @@ def test_an_unexplained_signal_names_the_reading_it_leads_with() -> None:
     d = _diagnose("more31a-dolly-databricks-z3-pythia28b-return-code-minus9")
     assert d.primary is not None and d.primary.id == "host-oom/oom-killer"
     assert "no sender named: the OOM killer in" in d.primary.why
+
+
+def test_ranks_timing_out_in_different_kinds_of_collective_at_different_points_were_desynchronised() -> None:
+    # Rank 1 timed out in its 215121st collective, an ALLREDUCE; rank 0 in its 215122nd, a BROADCAST:
+    # a rank that is only behind has nothing pending, so each was calling a collective of its own
+    case = "more49g-f5tts-2gpu-epoch2-allreduce-vs-broadcast-seqnum-off-by-one"
+    d = _diagnose(case)
+    assert d.primary is not None and d.primary.id == "rank-desync/mismatched-collectives", d.primary
+    assert "ALLREDUCE as collective 215121 on rank 1" in d.primary.why
+    # Near miss: the same kind of collective at the two points (a rank one step behind in the same
+    # stream) is a collective timeout, not a desynchronisation.
+    log = _case(case).log.replace("OpType=BROADCAST", "OpType=ALLREDUCE")
+    d = Diagnoser().diagnose(Named("output.log", log.encode()))
+    assert d.primary is not None and d.primary.id == "nccl-timeout/watchdog-timeout", d.primary

@@ -989,6 +989,19 @@ def _work_mismatch(ctx: Context, base: Diagnosis, events: list[Event]) -> Diagno
                            missing=_missing(ctx, target), why=why)
         coll = _collateral(sorted(events, key=lambda e: (e.path, e.line)), target, exclude_rank=rank)
         return replace(base, verdict="failure", primary=primary, collateral=coll)
+    diverged = ranks.streams_that_diverged(events)
+    if diverged is not None:
+        rank = ranks.odd_one(diverged)
+        lines = [ln for g in diverged.values() for ln in g.values()][:4]
+        said = [f"{op} as collective {seq} on rank{'s' if len(g) > 1 else ''} {rank_ranges(sorted(g))}"
+                for (op, seq), g in sorted(diverged.items(), key=lambda kv: int(kv[0][1]))]
+        why = ("each rank timed out in a collective of its own, of different kinds at different sequence "
+               "numbers: " + "; ".join(said) + ". A rank that is only behind has nothing pending; these were "
+               "calling different collectives")
+        primary = _finding(ctx, target, confidence_=0.6, rank=rank, host=None, time=None, evidence=_evidence(lines),
+                           missing=_missing(ctx, target), why=why)
+        coll = _collateral(sorted(events, key=lambda e: (e.path, e.line)), target, exclude_rank=rank)
+        return replace(base, verdict="failure", primary=primary, collateral=coll)
     return None
 
 

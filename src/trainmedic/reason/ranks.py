@@ -296,6 +296,38 @@ def collectives_that_differ(events: Sequence[Event]) -> list[tuple[int, Ops]]:
     return [(seq, by_op) for (_, seq), by_op in sorted(ops.items(), key=lambda kv: kv[0][1]) if len(by_op) >= 2]
 
 
+def _family(op: str) -> str:
+    """An operation's kind, whatever API issued it: "_ALLGATHER_BASE" and "ALLGATHER" are one."""
+    return op.strip("_").removesuffix("_BASE").removesuffix("_COALESCED")
+
+
+def streams_that_diverged(events: Sequence[Event]) -> Ops | None:
+    """The first timeout of each rank of one process group, when they are at different sequence numbers
+    in different kinds of collective (an ALLREDUCE as one rank's 215121st, a BROADCAST as the other's
+    215122nd): a rank that is merely behind has nothing pending to time out, so ranks that each time out
+    in a collective of their own were calling different ones. None when it is not so."""
+    first: dict[str, dict[int, tuple[int, str, Line]]] = defaultdict(dict)
+    for e in events:
+        if e.role != "cascade" or e.rank is None:
+            continue
+        for ln in e.evidence[:4]:
+            if (m := _WORK.search(ln.text)) and m[1]:
+                pg = _PG.search(ln.text)
+                seen = first[pg[1] if pg else ""].get(e.rank)
+                if seen is None or int(m[1]) < seen[0]:
+                    first[pg[1] if pg else ""][e.rank] = (int(m[1]), m[2], ln)
+    for by_rank in first.values():
+        if len(by_rank) < 2 or len({seq for seq, _, _ in by_rank.values()}) < 2:
+            continue
+        if len({_family(op) for _, op, _ in by_rank.values()}) < 2:
+            continue
+        ops: Ops = defaultdict(dict)
+        for rank, (seq, op, ln) in by_rank.items():
+            ops[(op, str(seq))][rank] = ln
+        return ops
+    return None
+
+
 def odd_one(by_op: Ops) -> int | None:
     """The one rank whose collective the fewest share, when it is alone in it."""
     groups = sorted(by_op.values(), key=len)
