@@ -11,27 +11,23 @@ fast as they are read). Linux's glibc only; elsewhere nothing changes.
 from __future__ import annotations
 
 import ctypes
+import functools
 import sys
 
 _M_TRIM_THRESHOLD = -1  # glibc's malloc.h
 _M_MMAP_THRESHOLD = -3
 MMAP_THRESHOLD = 64 << 20  # larger than any block a scan holds (blocks.BLOCK plus a line)
 TRIM_THRESHOLD = 128 << 20  # freed heap kept for reuse, at most
-_DONE: list[bool] = []
 
 
+@functools.cache
 def reuse_freed_blocks() -> bool:
     """Keep freed blocks for reuse in this process and those it forks; False where malloc is not glibc's."""
-    if _DONE:
-        return _DONE[0]
-    ok = False
-    if sys.platform.startswith("linux"):
-        try:
-            mallopt = ctypes.CDLL(None).mallopt
-        except (OSError, AttributeError):  # musl and other libcs have no mallopt
-            mallopt = None
-        if mallopt is not None:
-            mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
-            ok = bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD))
-    _DONE.append(ok)
-    return ok
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # musl and other libcs have no mallopt
+        return False
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD))

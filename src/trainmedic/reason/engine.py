@@ -830,8 +830,9 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
     counted_none = first.cause in kills and cgroup_ooms == 0
     unexplained = (first.cause in kills or first.ambiguous) and not (is_confirmed or cgroup_ooms or counted_none)
     sender = ctx.library.likeliest_reading(first.cause) if unexplained else None
-    told = next((e for e in also_collateral if sender is not None and first.cause not in kills and not e.ambiguous
-                 and e.cause != first.cause and e.cause.startswith(entry_of + "/")), None)
+    guessing = sender is not None and first.cause not in kills
+    told = next((e for e in also_collateral if guessing and not e.ambiguous and e.cause != first.cause
+                 and e.cause.startswith(entry_of + "/")), None)
     if told is not None:
         # A bare device-side assert, and the same failure's own words elsewhere in the log (the kernel's
         # assertion text, printed by another rank or out of order): they say which; no guess is needed.
@@ -985,10 +986,7 @@ def _work_mismatch(ctx: Context, base: Diagnosis, events: list[Event]) -> Diagno
         at = f"at one sequence number ({seq})" if seq >= 0 else "together"
         why = (f"ranks timed out {at} in different collectives: " + "; ".join(said)
                + (f"; rank {rank} alone took the other path" if rank is not None else ""))
-        primary = _finding(ctx, target, confidence_=0.75, rank=rank, host=None, time=None, evidence=_evidence(lines),
-                           missing=_missing(ctx, target), why=why)
-        coll = _collateral(sorted(events, key=lambda e: (e.path, e.line)), target, exclude_rank=rank)
-        return replace(base, verdict="failure", primary=primary, collateral=coll)
+        return _mismatched(ctx, base, events, target, 0.75, rank, lines, why)
     diverged = ranks.streams_that_diverged(events)
     if diverged is not None:
         rank = ranks.odd_one(diverged)
@@ -998,11 +996,17 @@ def _work_mismatch(ctx: Context, base: Diagnosis, events: list[Event]) -> Diagno
         why = ("each rank timed out in a collective of its own, of different kinds at different sequence "
                "numbers: " + "; ".join(said) + ". A rank that is only behind has nothing pending; these were "
                "calling different collectives")
-        primary = _finding(ctx, target, confidence_=0.6, rank=rank, host=None, time=None, evidence=_evidence(lines),
-                           missing=_missing(ctx, target), why=why)
-        coll = _collateral(sorted(events, key=lambda e: (e.path, e.line)), target, exclude_rank=rank)
-        return replace(base, verdict="failure", primary=primary, collateral=coll)
+        return _mismatched(ctx, base, events, target, 0.6, rank, lines, why)
     return None
+
+
+def _mismatched(ctx: Context, base: Diagnosis, events: list[Event], target: str, conf: float, rank: int | None,
+                lines: list[Line], why: str) -> Diagnosis:
+    """The failure of ranks that called different collectives, every timeout its collateral."""
+    primary = _finding(ctx, target, confidence_=conf, rank=rank, host=None, time=None, evidence=_evidence(lines),
+                       missing=_missing(ctx, target), why=why)
+    coll = _collateral(sorted(events, key=lambda e: (e.path, e.line)), target, exclude_rank=rank)
+    return replace(base, verdict="failure", primary=primary, collateral=coll)
 
 
 def _still_busy(progress: dict[int | None, RankProgress], first: Event) -> RankProgress | None:

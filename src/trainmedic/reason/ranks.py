@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
 from trainmedic.logs.attribution import faulty_rank, first_timeout_rank, launcher_rank, rank_from_path, rank_in_text
@@ -286,14 +286,21 @@ def collectives_that_differ(events: Sequence[Event]) -> list[tuple[int, Ops]]:
     # (process group, sequence number) -> ops: sequence numbers count per process group ("[PG 1 Rank 6]",
     # "[PG ID 0 PG GUID 0(default_pg) Rank 2]"), across the inputs: one file per rank is one run's logs.
     ops: dict[tuple[str, int], Ops] = defaultdict(lambda: defaultdict(dict))
+    for pg, rank, seq, op, size, ln in _timeouts(events):
+        ops[(pg, seq)][(op, size)].setdefault(rank, ln)
+    return [(seq, by_op) for (_, seq), by_op in sorted(ops.items(), key=lambda kv: kv[0][1]) if len(by_op) >= 2]
+
+
+def _timeouts(events: Sequence[Event]) -> Iterator[tuple[str, int, int, str, str, Line]]:
+    """Each collective timeout the ranks' watchdog lines name: (process group, rank, sequence number or -1
+    when not printed, operation, size or "", the line)."""
     for e in events:
         if e.role != "cascade" or e.rank is None:
             continue
         for ln in e.evidence[:4]:
             if m := _WORK.search(ln.text):
                 pg = _PG.search(ln.text)
-                ops[(pg[1] if pg else "", int(m[1]) if m[1] else -1)][(m[2], m[3] or "")].setdefault(e.rank, ln)
-    return [(seq, by_op) for (_, seq), by_op in sorted(ops.items(), key=lambda kv: kv[0][1]) if len(by_op) >= 2]
+                yield pg[1] if pg else "", e.rank, int(m[1]) if m[1] else -1, m[2], m[3] or "", ln
 
 
 def _family(op: str) -> str:
@@ -307,15 +314,10 @@ def streams_that_diverged(events: Sequence[Event]) -> Ops | None:
     215122nd): a rank that is merely behind has nothing pending to time out, so ranks that each time out
     in a collective of their own were calling different ones. None when it is not so."""
     first: dict[str, dict[int, tuple[int, str, Line]]] = defaultdict(dict)
-    for e in events:
-        if e.role != "cascade" or e.rank is None:
-            continue
-        for ln in e.evidence[:4]:
-            if (m := _WORK.search(ln.text)) and m[1]:
-                pg = _PG.search(ln.text)
-                seen = first[pg[1] if pg else ""].get(e.rank)
-                if seen is None or int(m[1]) < seen[0]:
-                    first[pg[1] if pg else ""][e.rank] = (int(m[1]), m[2], ln)
+    for pg, rank, seq, op, _, ln in _timeouts(events):
+        seen = first[pg].get(rank)
+        if seq >= 0 and (seen is None or seq < seen[0]):
+            first[pg][rank] = (seq, op, ln)
     for by_rank in first.values():
         if len(by_rank) < 2 or len({seq for seq, _, _ in by_rank.values()}) < 2:
             continue
