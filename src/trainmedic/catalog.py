@@ -9,7 +9,7 @@ import functools
 import itertools
 import os
 import pickle
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -192,6 +192,16 @@ class Library:
                 return names[func.strip()]
         return None
 
+    def claimed(self, cause_id: str, frames: Sequence[str], exception: str) -> str | None:
+        """The cause that claims `cause_id`'s reading of a traceback raised in its innermost frame (the last
+        File line and the code lines under it) with this final exception line (the library's `claims`)."""
+        last = max((i for i, f in enumerate(frames) if f.lstrip().startswith("File ")), default=-1)
+        if last < 0:
+            return None
+        inner = "\n".join(frames[last:])
+        return next((c.full_id for c in self.causes() for k in c.claims if cause_id in k.causes
+                     and any(f in inner for f in k.frames) and any(x in exception for x in k.exceptions)), None)
+
     def worker_marks(self, entry_id: str | None = None) -> tuple[str, ...]:
         """Substrings that place a line in a worker process (of one entry, or of any)."""
         return tuple(m for e in self.entries if entry_id in (None, e.id) for m in e.worker_marks)
@@ -251,6 +261,10 @@ def _check_links(entries: list[Entry]) -> None:
                                 ("mid_run_as", c.mid_run_as)):
                 if target is not None and target not in causes:
                     raise LibraryError(f"{c.full_id}: {key} names unknown cause {target!r}")
+            for claim in c.claims:
+                for target in claim.causes:
+                    if target not in causes:
+                        raise LibraryError(f"{c.full_id}: claims names unknown cause {target!r}")
         cids = [c.id for c in e.causes]
         if len(cids) != len(set(cids)):
             raise LibraryError(f"{e.id}: cause ids must be unique within an entry")

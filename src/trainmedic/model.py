@@ -58,6 +58,16 @@ class Fingerprint:
 
 
 @dataclass(frozen=True)
+class Claim:
+    """A reading of another cause's (`causes`) that is the claiming cause's when the exception (one of
+    `exceptions`, substrings of its line) was raised in the innermost frame named by one of `frames`."""
+
+    causes: tuple[str, ...]
+    frames: tuple[str, ...]
+    exceptions: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class MissingFact:
     fact: str
     command: str
@@ -121,6 +131,7 @@ class Cause:
     # Functions (a traceback frame's "in NAME") that name this cause when its entry's generic signal is
     # raised through them (a device-side assert raised inside binary_cross_entropy: the BCE input range).
     raised_in: tuple[str, ...] = ()
+    claims: tuple[Claim, ...] = ()  # other causes' readings that are this cause's where they were raised
     needs_context: tuple[str, ...] = ()  # the incident must show one of these, else it is `otherwise`
     otherwise: str | None = None
     # marks that show the `otherwise` reading; when set and neither kind is in sight, the cause stays

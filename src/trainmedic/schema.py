@@ -10,7 +10,17 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from trainmedic.model import CODE_KEYS, ActionPolicy, Cause, Entry, Fingerprint, LibraryError, MissingFact, Symptom
+from trainmedic.model import (
+    CODE_KEYS,
+    ActionPolicy,
+    Cause,
+    Claim,
+    Entry,
+    Fingerprint,
+    LibraryError,
+    MissingFact,
+    Symptom,
+)
 from trainmedic.util import linear
 
 _KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -107,6 +117,15 @@ class FingerprintSpec(_Strict):
         return v
 
 
+class ClaimSpec(_Strict):
+    """Another cause's reading that is this cause's when raised where this cause's state is used: a shape
+    mismatch raised inside an optimizer's update is optimizer state restored for other parameters."""
+
+    causes: list[str] = Field(min_length=1)  # the readings it takes over
+    frames: list[str] = Field(min_length=1)  # substrings of the innermost frame (its File line or code line)
+    exceptions: list[str] = Field(min_length=1)  # substrings of the final exception line
+
+
 class MissingSpec(_Strict):
     fact: str = Field(min_length=3)
     command: str = Field(min_length=2)
@@ -168,6 +187,7 @@ class CauseSpec(_Strict):
     owns_frames: list[str] = []
     owns_exceptions: list[str] = []
     raised_in: list[str] = []
+    claims: list[ClaimSpec] = []
     needs_context: list[str] = []
     otherwise: str | None = None
     otherwise_context: list[str] = []
@@ -282,6 +302,7 @@ def _to_entry(spec: EntrySpec, source: str) -> Entry:
             owns_frames=tuple(c.owns_frames),
             owns_exceptions=tuple(c.owns_exceptions),
             raised_in=tuple(c.raised_in),
+            claims=tuple(Claim(tuple(k.causes), tuple(k.frames), tuple(k.exceptions)) for k in c.claims),
             needs_context=tuple(c.needs_context),
             otherwise=c.otherwise,
             otherwise_context=tuple(c.otherwise_context),

@@ -2107,3 +2107,35 @@ def test_ranks_timing_out_in_different_kinds_of_collective_at_different_points_w
     log = _case(case).log.replace("OpType=BROADCAST", "OpType=ALLREDUCE")
     d = Diagnoser().diagnose(Named("output.log", log.encode()))
     assert d.primary is not None and d.primary.id == "nccl-timeout/watchdog-timeout", d.primary
+
+
+def test_a_shape_mismatch_inside_the_optimizers_update_is_its_restored_state() -> None:
+    """Optimizer.load_state_dict pairs saved buffers with parameters by position: resumed for a model whose
+    parameters changed, the first step fails inside the update (torch's SGD before 1.0 in TH's words, a
+    project's copy of AdamW). Near misses: the same mismatch in the model's forward is the model's shapes,
+    and another error raised in torch/optim (a non-leaf tensor handed to the optimizer) is no restored state."""
+    for case in ("more50h-detectron-pytorch-resume-step69999-sgd-momentum-sizes-do-not-match",
+                 "more50h-lgesql-load-optimizer-resume-adamw-exp-avg-768-vs-2"):
+        d = _diagnose(case)
+        assert d.primary is not None and d.primary.id == "checkpoint-load-mismatch/state-dict-mismatch", case
+    update = ("Traceback (most recent call last):\n"
+              '  File "train.py", line 80, in <module>\n'
+              "    optimizer.step()\n"
+              '  File "/opt/conda/lib/python3.10/site-packages/torch/optim/adam.py", line 402, in _single_tensor_adam\n'
+              "    exp_avg.lerp_(grad, 1 - beta1)\n"
+              "RuntimeError: The size of tensor a (768) must match the size of tensor b (2) at non-singleton "
+              "dimension 0\n")
+    d = Diagnoser().diagnose(Named("output.log", update.encode()))
+    assert d.primary is not None and d.primary.id == "checkpoint-load-mismatch/state-dict-mismatch"
+    forward = update.replace("torch/optim/adam.py", "torch/nn/modules/linear.py").replace(
+        "_single_tensor_adam", "forward").replace("exp_avg.lerp_(grad, 1 - beta1)", "return F.linear(x, self.weight)")
+    d = Diagnoser().diagnose(Named("output.log", forward.encode()))
+    assert d.primary is not None and d.primary.id == "tensor-shape-mismatch/incompatible-shapes"
+    leaf = ("Traceback (most recent call last):\n"
+            '  File "train.py", line 12, in <module>\n'
+            "    opt = torch.optim.SGD([w * 2], lr=0.1)\n"
+            '  File "/opt/conda/lib/python3.10/site-packages/torch/optim/optimizer.py", line 1026, in add_param_group\n'
+            '    raise ValueError("can\'t optimize a non-leaf Tensor")\n'
+            "ValueError: can't optimize a non-leaf Tensor\n")
+    d = Diagnoser().diagnose(Named("output.log", leaf.encode()))
+    assert d.primary is None or d.primary.id != "checkpoint-load-mismatch/state-dict-mismatch"

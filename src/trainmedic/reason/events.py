@@ -19,6 +19,7 @@ _PID = re.compile(
 _FRAME_FUNCTION = re.compile(r'(?:File "([^"]*)", line \d+, )?in ([A-Za-z_][A-Za-z0-9_]*)$')
 UNCAUGHT = "unclassified-failure/uncaught-exception"  # a traceback no fingerprint explains
 STALL = "training-hang/stalled-progress"  # a stack sample of a live process, in no known wait
+CLAIMED_WEIGHT = 0.8  # a reading taken over where it was raised (the library's `claims`): as strong as `raised_in`
 
 
 # torch.multiprocessing.spawn's parent, reporting the child that failed: "-- Process 2 terminated with the
@@ -290,6 +291,13 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
                          else sample_event(library, tb, order) if tb.dump else cut_event(library, tb, order))
             else:
                 event = exception_event(library, tb, order)
+            if event is not None and tb is not None and (
+                    claimed := library.claimed(event.cause, tb.frames, tb.final)) is not None:
+                # Raised where another cause's state is used, the error is that cause's (the library's
+                # `claims`): a shape mismatch inside an optimizer's update is its state restored for other
+                # parameters, not the model's own shapes.
+                event = replace(event, cause=claimed, role=library.cause(claimed).role, ambiguous=False,
+                                weight=CLAIMED_WEIGHT, fingerprints=((f"{claimed}#claims", CLAIMED_WEIGHT),))
             if event is not None and tb is not None and event.cause in library.fallbacks:
                 # (A launcher that raised something else failed itself: its arguments or its config.)
                 echo_of = library.frame_owner(tb.frames, _exception_class(tb.final))
