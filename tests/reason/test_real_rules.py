@@ -2139,3 +2139,29 @@ def test_a_shape_mismatch_inside_the_optimizers_update_is_its_restored_state() -
             "ValueError: can't optimize a non-leaf Tensor\n")
     d = Diagnoser().diagnose(Named("output.log", leaf.encode()))
     assert d.primary is None or d.primary.id != "checkpoint-load-mismatch/state-dict-mismatch"
+
+
+def test_a_loss_printed_as_losses_is_the_loss() -> None:
+    """A training script's own print ("iteration : 7, losses : nan") names the summed loss in the plural.
+    Near miss: the same lines with a finite last loss are no non-finite loss."""
+    d = _diagnose("more50g-maskrcnn-benchmark-1gpu-losses-explode-to-1e6-then-nan")
+    assert d.primary is not None and d.primary.id == "nan-loss/nonfinite-loss"
+    assert d.primary.evidence[0].text == "iteration : 7, losses : nan"
+    log = _case("more50g-maskrcnn-benchmark-1gpu-losses-explode-to-1e6-then-nan").log.replace("losses : nan", "losses : 2.5")
+    d = Diagnoser().diagnose(Named("output.log", log.encode()))
+    assert d.primary is None or d.primary.id != "nan-loss/nonfinite-loss"
+
+
+def test_zero3_placeholders_in_a_state_dict_report_name_the_partitioned_model() -> None:
+    """Under "Error(s) in loading state_dict", every current shape torch.Size([0]) (DeepSpeed's placeholder)
+    or, before DeepSpeed 0.5, torch.Size([1]) against a saved matrix is ZeRO-3's partitioning, the more
+    specific reading of the report. Near miss: a saved vector against [1] is an ordinary size change."""
+    for case in ("more50h-lightning-deepspeed-stage3-resume-boringmodel-shape-1-sharded-params",
+                 "more15a-ckpt-swift-deepseek-vl-zero3-load-size-zero"):
+        d = _diagnose(case)
+        assert d.primary is not None and d.primary.id == "deepspeed-failure/zero3-params-not-gathered", case
+    vector = ("RuntimeError: Error(s) in loading state_dict for Net:\n"
+              "\tsize mismatch for head.bias: copying a param with shape torch.Size([2]) from checkpoint, "
+              "the shape in current model is torch.Size([1]).\n")
+    d = Diagnoser().diagnose(Named("output.log", vector.encode()))
+    assert d.primary is not None and d.primary.id == "checkpoint-load-mismatch/state-dict-mismatch"

@@ -112,7 +112,9 @@ _METERS_AT = re.compile(r"\[ *(\d{1,9})/\d{1,9}\]")  # ProgressMeter pads the ba
 # Not "val_loss" nor "loss_cls": an evaluation's figure or one term of the sum is not the training loss.
 # (timm pads the figure to its width: "Loss:       nan (   nan)"; so do pytorch/examples' word language
 # model and the scripts built on it, with no colon: "| loss   nan | ppl      nan".)
-_LOSS_NAME = r"(?<![\w.'])'?(?:(?:total|train|training)[_ /])?(?:[Ll]oss|LOSS)'?(?: ?[:=] {0,12}| {1,12})(?:tensor\()?"
+# (A script's own print may name the sum in the plural: "iteration : 7, losses : nan".)
+_LOSS_NAME = (r"(?<![\w.'])'?(?:(?:total|train|training)[_ /])?(?:[Ll]oss(?:es)?|LOSS(?:ES)?)'?"
+              r"(?: ?[:=] {0,12}| {1,12})(?:tensor\()?")
 # (Megatron-LM prints it in capital exponent form: "lm loss: 1.768794E+01".)
 _LOSS = re.compile(_LOSS_NAME + _NUM[:-1] + r"(?:[eE][+-]?\d{1,3})?)")
 # The same places holding NaN or Inf ("loss=nan", "Loss nan (nan)", "'loss': 'inf'", "loss = NaN",
