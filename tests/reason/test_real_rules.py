@@ -2165,3 +2165,19 @@ def test_zero3_placeholders_in_a_state_dict_report_name_the_partitioned_model() 
               "the shape in current model is torch.Size([1]).\n")
     d = Diagnoser().diagnose(Named("output.log", vector.encode()))
     assert d.primary is not None and d.primary.id == "checkpoint-load-mismatch/state-dict-mismatch"
+
+
+def test_a_dead_peer_on_a_multiprocessing_pipe_is_a_process_that_exited() -> None:
+    """recv() on a child's pipe raises EOFError or ConnectionResetError when the child died (SB3's
+    SubprocVecEnv at reset, or building it): the child exited, its own error is elsewhere. Near miss: an
+    EOFError of the script's own reading (input() with no terminal) is its own uncaught exception."""
+    for case in ("more33l-sb3-subprocvecenv-reset-by-peer-at-start",
+                 "more35d-deckard-sb3-subprocvecenv-reset-eoferror"):
+        d = _diagnose(case)
+        assert d.primary is not None and d.primary.id == "unclassified-failure/process-exited", case
+    own = ("Traceback (most recent call last):\n"
+           '  File "train.py", line 40, in <module>\n'
+           '    answer = input("overwrite the checkpoint? ")\n'
+           "EOFError: EOF when reading a line\n")
+    d = Diagnoser().diagnose(Named("output.log", own.encode()))
+    assert d.primary is not None and d.primary.id == "unclassified-failure/uncaught-exception"
