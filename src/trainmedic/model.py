@@ -417,6 +417,7 @@ class RankProgress:
     # The last step any of its progress lines showed: a line with none of its own (the loss dict HF's Trainer
     # prints between two states of its bar) neither rises nor hides the next rise from it.
     known_step: int | None = None
+    loss_max: float | None = None  # the largest training loss it printed (0.0 throughout: HF filtered every NaN)
 
     def to_json(self) -> dict[str, Any]:
         return {"rank": self.rank, "step": self.step, "path": self.path, "line": self.line, "text": self.text}

@@ -2181,3 +2181,28 @@ def test_a_dead_peer_on_a_multiprocessing_pipe_is_a_process_that_exited() -> Non
            "EOFError: EOF when reading a line\n")
     d = Diagnoser().diagnose(Named("output.log", own.encode()))
     assert d.primary is not None and d.primary.id == "unclassified-failure/uncaught-exception"
+
+
+def test_an_eval_nan_under_a_training_loss_of_zero_throughout_is_a_nan_loss() -> None:
+    """HF's Trainer leaves NaN steps out of the loss it logs (logging_nan_inf_filter): a loss NaN at every
+    step prints as 'loss': 0.0, and the evaluation's NaN is the only figure left that says so. Near miss:
+    the same evaluation NaN beside a real training loss stays a warning."""
+    case = "more50g-medicalgpt-sft-loss-zero-eval-loss-nan-lr-frozen"
+    d = _diagnose(case)
+    assert d.primary is not None and d.primary.id == "nan-loss/nonfinite-loss"
+    assert "'eval_loss': nan" in d.primary.evidence[0].text
+    log = _case(case).log.replace("{'loss': 0.0,", "{'loss': 1.25,")
+    d = Diagnoser().diagnose(Named("output.log", log.encode()))
+    assert d.verdict == "healthy", d.primary
+
+
+def test_a_loss_term_that_turned_nan_is_the_loss() -> None:
+    """A GAN prints its two losses by name ("D_loss: nan", "G_loss: nan"): a term that turned NaN and
+    stayed so is the run computing nothing. Near miss: a term that comes back finite on a later metric
+    line was one bad step."""
+    case = "more48a-stylegan2-ffhq256-d-g-loss-nan"
+    d = _diagnose(case)
+    assert d.primary is not None and d.primary.id == "nan-loss/nonfinite-loss"
+    log = _case(case).log + "\nD_loss: 0.693, D_loss_grad_norm: 0.2, D_lr: 0.001882\nG_loss: 0.71\n"
+    d = Diagnoser().diagnose(Named("output.log", log.encode()))
+    assert d.verdict == "healthy", d.primary

@@ -125,6 +125,9 @@ _LOSS = re.compile(_LOSS_NAME + _NUM[:-1] + r"(?:[eE][+-]?\d{1,3})?)")
 # A sentence's full stop may end the figure ("Training Loss: nan."), a file's extension may not ("nan.png").
 _LOSS_TERM_NONFINITE = (r"(?<![\w.'])'?(?!(?:eval|val|valid|validation|test)_)[A-Za-z][A-Za-z0-9]{0,20}_loss'?"
                         r"(?: ?[:=] {0,12}| {1,12})'?-?(?:nan|NaN|NAN|inf|Inf|INF)")
+# A term of the loss back to a finite figure ("D_loss: 0.693"): the run computes again, though the term is
+# not the training loss whose minimum and jumps are followed.
+_LOSS_TERM_FINITE = re.compile(r"(?<![\w.'])'?[A-Za-z][A-Za-z0-9]{0,20}_loss'?(?: ?[:=] {0,12}| {1,12})'?\d")
 _LOSS_NONFINITE = re.compile(r"(?:" + _LOSS_NAME + r"'?-?(?:nan|NaN|NAN|inf|Inf|INF)|" + _LOSS_TERM_NONFINITE
                              + r"|(?<![\w.'])'?grad[_ ]norm'?(?: ?[:=] ?| )'?(?:nan|NaN|NAN))(?!\w|\.\w)")
 # An evaluation's loss written in words before the name ("Val   Loss: nan", "Test Loss: 3.0366", "dev loss 2.1"):
@@ -946,6 +949,7 @@ def _metrics(prev: RankProgress | None, now: RankProgress, text: str) -> RankPro
     data_time, step_time, timed = (prev.data_time, prev.step_time, prev.timed) if prev else (0.0, 0.0, 0)
     loss_min, loss_last, losses, spike = (prev.loss_min, prev.loss_last, prev.losses, prev.spike) if prev else (
         None, None, 0, None)
+    loss_max = prev.loss_max if prev else None
     first_meters = prev.first_meters if prev else None
     meters = _METERS.search(text)
     bracket = _METERS_AT.search(text) if meters is not None else None
@@ -986,14 +990,17 @@ def _metrics(prev: RankProgress | None, now: RankProgress, text: str) -> RankPro
             if spike is None or ratio > spike[2]:
                 spike = (now.line, now.text, ratio)
         loss_min = loss if loss_min is None else min(loss_min, loss)
+        loss_max = loss if loss_max is None else max(loss_max, loss)
         loss_last, losses = loss, losses + 1
+    elif nonfinite is not None and _training_loss(_LOSS_TERM_FINITE, text) is not None:
+        nonfinite = None
     rises = prev.rises if prev else ()
     if prev is not None and _rose(prev, now):
         rises = (*rises[-(RISES_KEPT - 1):], now.line)
     known = now.step if now.step is not None else (prev.known_step if prev else None)
     return RankProgress(now.rank, now.step, now.path, now.line, now.text, data_time, step_time, timed,
                         loss_min, loss_last, losses, spike, first_meters, nonfinite, rises, now.epoch, now.time,
-                        vanished, known)
+                        vanished, known, loss_max)
 
 
 # A row of a metrics table, one figure per line as scripts print their dict of losses ("train/real     : nan",

@@ -401,7 +401,7 @@ def _verdict(ctx: Context) -> Diagnosis:
     # error: ...") is the process dying of the exception just printed: the exception's line says more.
     initiating = [_with_exception_above(ctx, e, initiating) if e.cause in ctx.library.wrappers else e
                   for e in initiating]
-    warned = [e for e in initiating if e.warning and not _scale_collapsed(ctx, e)]
+    warned = [e for e in initiating if e.warning and not _scale_collapsed(ctx, e) and not _nan_filtered(ctx, e)]
     if warned:
         initiating = [e for e in initiating if e not in warned]
         base = replace(base, notes=(*base.notes, *(
@@ -661,6 +661,17 @@ def _scale_collapsed(ctx: Context, e: Event) -> bool:
         return False
     scales = _scales(e)
     return bool(scales) and min(scales) <= floor
+
+
+def _nan_filtered(ctx: Context, e: Event) -> bool:
+    """A warning of a non-finite loss (an evaluation's NaN) where the same process logged a training loss
+    of exactly 0 at every step: HF's Trainer leaves NaN and Inf steps out of the loss it logs
+    (`logging_nan_inf_filter`, on by default), so a loss NaN at every step prints as 0.0. The training
+    loss was NaN too; the warning is the failure."""
+    if not ctx.library.cause(e.cause).loss_nonfinite:
+        return False
+    return any(p.path == e.path and (e.rank is None or p.rank in (e.rank, None)) and p.losses > 0
+               and p.loss_max == 0.0 for s in ctx.scans for p in s.progress.values())
 
 
 def _progress_after(ctx: Context, e: Event) -> bool:

@@ -69,7 +69,9 @@ PROGRESS: tuple[Pattern, ...] = (
     Pattern("hf-log", r"\{'loss': ", "progress"),
     # A line that reports the training loss is a step done, whatever else it prints ("1336 Loss : 1.4608").
     # (timm pads the figure to its width, NaN included: "Loss:       nan (   nan)")
-    Pattern("loss-line", r"(?:^|[^\w.'])[Ll]oss ?[:=] {0,12}(?:\d|nan\b|NaN\b)", "progress"),
+    # (So does a term of the loss by its own name: a GAN's "D_loss: nan, ..., G_loss: 0.41", "lm_loss=2.1".)
+    Pattern("loss-line", r"(?:^|[^\w.'])(?:[A-Za-z][A-Za-z0-9]{0,11}_)?[Ll]oss ?[:=] {0,12}(?:\d|nan\b|NaN\b)",
+            "progress"),
     Pattern("epoch", r"\b[Ee]poch[ =:]+\d+", "progress"),
     # MMCV/MMEngine: "Epoch [1][200/62598]", "Epoch(train) [1][200/1000]", "Iter(train) [200/1000]";
     # pytorch/examples' ProgressMeter: "Epoch: [0][ 10/5005]".
