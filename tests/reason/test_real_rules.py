@@ -2220,3 +2220,41 @@ def test_a_run_that_ends_right_after_tcmalloc_reports_a_huge_allocation_ran_out_
     assert "tcmalloc: large alloc" in d.primary.evidence[0].text
     _assert_healthy(_case(case).log.replace("^C", "Epoch 1: 120/500 [00:30<01:35, 4.0it/s]\n"
                                                    "Epoch 1: 240/500 [01:00<01:05, 4.0it/s]"))
+
+
+def test_a_torch_cpp_warning_is_a_warning_whatever_it_says() -> None:
+    """torch's C++ warnings (TORCH_WARN) reach the log as "... (Triggered internally at <file>:<line>.)":
+    cuDNN's "Plan failed ... CUDNN_STATUS_NOT_SUPPORTED" is a plan it fell back from. Near miss: the same
+    words raised as an error (TORCH_CHECK's RuntimeError) end the run."""
+    d = _diagnose("more52c-healthy-pconv-cudnn-plan-failed-warning-yolo12")
+    assert d.verdict == "healthy", d.primary
+    raised = ("Traceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n    y = conv(x)\n"
+              "RuntimeError: cuDNN error: CUDNN_STATUS_NOT_SUPPORTED. This error may appear if you passed in a "
+              "non-contiguous input.\n")
+    d = Diagnoser().diagnose(Named("output.log", raised.encode()))
+    assert d.verdict == "failure"
+
+
+def test_espnet_skipping_every_step_for_a_nan_grad_norm_is_a_nan_loss() -> None:
+    """ESPnet's trainer skips each step whose grad norm is not finite and warns: a log that ends in those
+    skips trains nothing. Near miss: a skip with training going on after it was one bad batch."""
+    case = "more52d-espnet2-conformer-ctc-nan-grad-skipped-every-step"
+    d = _diagnose(case)
+    assert d.primary is not None and d.primary.id == "nan-loss/nonfinite-loss"
+    lines = _case(case).log.splitlines()
+    progress = next(line for line in lines if "batch: iter_time" in line)
+    _assert_healthy("\n".join([lines[0], progress, progress.replace("12009-12640", "12641-13272")]) + "\n")
+
+
+def test_an_exception_after_a_weak_sign_training_went_on_from_is_the_failure() -> None:
+    """One metric line reading NaN, then finite ones: a weak sign training went on after, a note. An
+    uncaught exception below it ended the run and is the finding; the run is never "healthy" for it.
+    Near miss: with no exception, the same lines are a healthy run with the NaN noted."""
+    metrics = "epoch 3 iter 120: loss=nan\nepoch 3 iter 130: loss=0.52\n"
+    log = (metrics + "Traceback (most recent call last):\n  File \"train.py\", line 88, in <module>\n    main()\n"
+           "  File \"train.py\", line 80, in main\n    writer.add_row(stats)\nKeyError: 'lr'\n")
+    d = Diagnoser().diagnose(Named("output.log", log.encode()))
+    assert d.verdict == "failure" and d.primary is not None
+    assert d.primary.id == "unclassified-failure/uncaught-exception"
+    assert any("training went on" in n for n in d.notes)
+    _assert_healthy(metrics)

@@ -419,7 +419,9 @@ def _verdict(ctx: Context) -> Diagnosis:
     if announced:
         initiating = [e for e in initiating if e not in announced]
         fallbacks = [e for e in fallbacks if e not in announced]
-    if fallbacks and known and not all(e.ambiguous and _first([*fallbacks, e]) is not e for e in known):
+    # (A weak, ambiguous sign, a NaN in one metric line, is no known cause here: it meets the exception below.)
+    strong = [e for e in known if not (e.ambiguous and e.weight < WEAK)]
+    if fallbacks and strong and not all(e.ambiguous and _first([*fallbacks, e]) is not e for e in strong):
         initiating = known
     if collateral_events:
         # A traceback the log ends in, with no exception line, is too little to outrank what the other
@@ -430,6 +432,11 @@ def _verdict(ctx: Context) -> Diagnosis:
     # A weak, ambiguous signal (a tokenizers fork warning, a recompile limit) never outranks a real
     # error; and when training went on after it, it was a warning, not the failure.
     weak = [e for e in initiating if e.ambiguous and e.weight < WEAK]
+    if weak and len(weak) == len(initiating) and any(
+            e.cause in ctx.library.fallbacks and not _progress_after(ctx, e) for e in weak):
+        # (all weak, and an exception no signature knows ended the run: a sign that training went on
+        # after is a note beside it, not the failure)
+        weak = [e for e in weak if _progress_after(ctx, e) and e.cause not in ctx.library.fallbacks]
     if weak and (len(weak) < len(initiating) or all(_progress_after(ctx, e) for e in weak)):
         initiating = [e for e in initiating if e not in weak]
         base = replace(base, notes=(*base.notes, *(

@@ -142,6 +142,11 @@ WARNING_LEVEL: tuple[Pattern, ...] = (
     # cuDNN factory: Attempting to register factory for plugin cuDNN when one has already been registered")
     Pattern("tf-plugin-registered-twice", r"Attempting to register factory for plugin \w+ when one has already been "
             r"registered|computation placer already registered", "warning"),
+    # torch's C++ warnings (TORCH_WARN, TORCH_WARN_ONCE) reach Python as a UserWarning whose message ends
+    # "(Triggered internally at ../aten/src/ATen/...cpp:919.)": "Plan failed with a cudnnException: ...
+    # CUDNN_STATUS_NOT_SUPPORTED (Triggered internally at ...)" is cuDNN falling back to another plan, not an
+    # error (TORCH_CHECK's errors end "Exception raised from ... at ...", never so)
+    Pattern("torch-warn-suffix", r"\(Triggered internally at ", "warning"),
     # NCCL's INFO level ("NCCL INFO NET/Plugin: Failed to find ncclNetPlugin_v8 symbol."): below a warning
     Pattern("info-nccl", r"NCCL INFO\b", "warning"),
     # A log record at INFO level (logging's "- INFO -" and "INFO:root:", DeepSpeed's and HF's "[INFO]"/"[INFO|",
