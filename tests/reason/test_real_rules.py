@@ -1355,7 +1355,7 @@ def test_ranks_timing_out_together_in_different_collectives_without_sequence_num
 def test_a_launcher_that_raised_something_of_its_own_failed_itself() -> None:
     """accelerate's launcher calling .lower() on a missing config value raised AttributeError from its own
     code before any worker ran: not an echo of a worker's failure. Near-miss: the same launcher frames
-    ending in CalledProcessError report a worker, and stay the launcher's failure summary."""
+    ending in CalledProcessError report a worker that exited (its error elsewhere)."""
     d = _diagnose("more23a-diffusers-accelerate-launch-no-config-mixed-precision-none")
     assert d.primary is not None and d.primary.id == "unclassified-failure/uncaught-exception"
     assert any("AttributeError" in e.text for e in d.primary.evidence)
@@ -1366,7 +1366,7 @@ def test_a_launcher_that_raised_something_of_its_own_failed_itself() -> None:
               "subprocess.CalledProcessError: Command '['./run.sh', '--fast']' returned non-zero exit "
               "status 1.\n")
     d = Diagnoser().diagnose(report.encode())
-    assert d.primary is not None and d.primary.id == "launcher-teardown/failure-summary"
+    assert d.primary is not None and d.primary.id == "unclassified-failure/process-exited"
 
 
 def test_a_watchdog_line_a_terminal_wrapped_is_still_a_timeout_and_invents_no_silent_rank() -> None:
@@ -2258,3 +2258,18 @@ def test_an_exception_after_a_weak_sign_training_went_on_from_is_the_failure() -
     assert d.primary.id == "unclassified-failure/uncaught-exception"
     assert any("training went on" in n for n in d.notes)
     _assert_healthy(metrics)
+
+
+def test_a_launcher_summary_alone_is_a_worker_that_exited_with_its_error_elsewhere() -> None:
+    """torch.distributed.launch's CalledProcessError (or torchrun's table of exit codes) with nothing
+    else: a worker exited with an error these lines do not hold; the summary is its echo. Near miss:
+    with the worker's own error above it, that error is the finding."""
+    case = "more41k-apex-simple-ddp-example-launch-exit-status-1"
+    d = _diagnose(case)
+    assert d.primary is not None and d.primary.id == "unclassified-failure/process-exited"
+    worker = ("Traceback (most recent call last):\n  File \"distributed_data_parallel.py\", line 40, in <module>\n"
+              "    loss.backward()\ntorch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB "
+              "(GPU 0; 15.78 GiB total capacity; 13.9 GiB already allocated; 1.1 GiB free; 14.2 GiB reserved in "
+              "total by PyTorch)\n")
+    d = Diagnoser().diagnose(Named("output.log", (worker + _case(case).log).encode()))
+    assert d.primary is not None and d.primary.id.startswith("cuda-")

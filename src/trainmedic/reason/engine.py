@@ -50,6 +50,7 @@ from trainmedic.util.text import rank_ranges
 
 HANG = "training-hang/stalled-progress"
 EXITED = "unclassified-failure/process-exited"  # a rank the launcher saw exit on its own, reason unknown
+SUMMARY = "launcher-teardown/failure-summary"  # the launcher's table of its workers' exit codes
 _TB_HEADER = "Traceback (most recent call last)"
 ERROR_LINES = "unclassified-failure/error-lines"  # error-worded lines after the last progress, known to none
 _SAME_TIME = 1.0  # seconds within which two clocks cannot order events
@@ -1173,6 +1174,12 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
     else:
         who = f"ranks {rank_ranges(suspects)}" if suspects else "a rank or host not in these inputs"
         why = f"every rank shows only collateral errors ({cause_id}); the initiating failure is on {who}"
+        if cause_id == SUMMARY and EXITED in ctx.library.cause_ids:
+            # Only the launcher's summary of exit codes: a worker exited with an error printed elsewhere
+            # (the finding real logs that end so most often lead to), the summary its echo.
+            why = (f"only the launcher's summary of its workers' exit ({cause_id}) is here: a worker exited with "
+                   f"an error that is not in these inputs ({who})")
+            cause_id = EXITED
         missing.append(MissingFact("the logs of every rank and host of the job",
                                    "collect all ranks' stdout/stderr (torchrun --log-dir) and `dmesg -T` on each host"))
     missing.extend(m for m in _missing(ctx, cause_id) if m not in missing)
