@@ -2273,3 +2273,17 @@ def test_a_launcher_summary_alone_is_a_worker_that_exited_with_its_error_elsewhe
               "total by PyTorch)\n")
     d = Diagnoser().diagnose(Named("output.log", (worker + _case(case).log).encode()))
     assert d.primary is not None and d.primary.id.startswith("cuda-")
+
+
+def test_apex_dividing_by_a_zero_loss_scale_is_the_scale_bottomed_out() -> None:
+    """apex's scaler has no minimum: it halves the scale to 0.0 and then divides by it when it unscales
+    (ZeroDivisionError in apex/amp/scaler.py). That is the loss scale at its minimum, not an exception of
+    its own. Near miss: the same ZeroDivisionError raised in the project's own code stays unclassified."""
+    case = "more50g-nemo-asr-apex-o1-loss-scale-zero-zerodivision"
+    d = _diagnose(case)
+    assert d.primary is not None and d.primary.id == "grad-scaler-overflow/min-loss-scale"
+    assert any("ZeroDivisionError" in e.text for e in d.primary.evidence)
+    own = ("Traceback (most recent call last):\n  File \"train.py\", line 120, in <module>\n"
+           "    acc = correct / total\nZeroDivisionError: float division by zero\n")
+    d = Diagnoser().diagnose(Named("output.log", own.encode()))
+    assert d.primary is not None and d.primary.id == "unclassified-failure/uncaught-exception"
