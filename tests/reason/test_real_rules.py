@@ -570,6 +570,10 @@ def test_a_workers_own_traceback_through_its_loop_is_the_datasets_exception() ->
     ("more41h-slime-quickstart-sm120-nccl-enqueue-named-symbol-not-found", "cuda-driver-mismatch/unsupported-gpu-arch"),
     # NCCL's bootstrap connect aborted (not a routing failure)
     ("more41i-kubeflow-h100-bootstrap-socket-connect-abort", "nccl-error/system-error"),
+    # torch 0.1's THC without the colon ("cuda runtime error (3) initialization error at"); torch.cuda.nccl's
+    # "NCCL Error 4: invalid argument" under terminate, with argcheck's WARN naming the argument
+    ("more53a-resnet-transform-cuda-init-error-worker", "dataloader-worker-failure/cuda-in-forked-worker"),
+    ("more53d-nccl25-dataparallel-invalid-root-abort", "nccl-error/invalid-usage"),
 ])
 def test_metric_and_launcher_wordings_across_versions(case_id: str, cause: str) -> None:
     d = _diagnose(case_id)
