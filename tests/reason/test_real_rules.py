@@ -1893,7 +1893,7 @@ def test_what_threads_found_behind_an_answer_is_offered_next() -> None:
 
 def test_a_dataloader_reading_needs_a_dataloader_in_sight() -> None:
     """The dev threads often found a dataset's __getitem__ behind an exception no line names; offered
-    only where the log shows a DataLoader (the `needs_context` marks)."""
+    only where the log shows a DataLoader or a file of dataset code (the `needs_context` marks)."""
     _, truths = LIBRARY.mistaken["unclassified-failure/uncaught-exception"]
     assert "dataloader-worker-failure/getitem-exception" in dict(truths)
     tb = ("Traceback (most recent call last):\n"
@@ -1905,7 +1905,7 @@ def test_a_dataloader_reading_needs_a_dataloader_in_sight() -> None:
           "    return self.rows[i]['label']\n"
           "KeyError: 'label'\n")
     for path, shown in (("/usr/lib/python3/site-packages/torch/utils/data/dataset.py", True),
-                        ("/usr/lib/python3/site-packages/mylib/dataset.py", False)):
+                        ("/usr/lib/python3/site-packages/mylib/containers.py", False)):
         d = Diagnoser().diagnose(Named("output.log", tb.format(p=path).encode()))
         assert d.primary is not None and d.primary.id == "unclassified-failure/uncaught-exception"
         assert ("dataloader-worker-failure/getitem-exception" in [a.id for a in d.alternatives]) == shown
@@ -2291,3 +2291,33 @@ def test_apex_dividing_by_a_zero_loss_scale_is_the_scale_bottomed_out() -> None:
            "    acc = correct / total\nZeroDivisionError: float division by zero\n")
     d = Diagnoser().diagnose(Named("output.log", own.encode()))
     assert d.primary is not None and d.primary.id == "unclassified-failure/uncaught-exception"
+
+
+@pytest.mark.parametrize("case_id", [
+    "more41b-hang-openrlhf-sft-slurm-extensions-root-stale-lock",  # every rank at "Using ... extensions root..."
+    "more52e-modelscope-gpt3-fused-kernels-build-lock-hang",  # Megatron's fused kernels, mid-build
+])
+def test_a_log_that_ends_inside_an_extension_build_is_a_hang_at_its_lock(case_id: str) -> None:
+    """torch's just-in-time extension build takes a lock file; the other processes poll until it goes, and
+    a lock a killed build left never goes. A log whose last lines are the build's steps is a stall there,
+    not a run that merely ends. Near misses: the same steps followed by training, or by DeepSpeed's word
+    that the op loaded, are a healthy setup."""
+    d = _diagnose(case_id)
+    assert d.verdict == "hang" and d.primary is not None
+    assert d.primary.id == "training-hang/extension-build-lock"
+    assert any("extension" in e.text or "ninja" in e.text for e in d.primary.evidence)
+    log = _case(case_id).log.rstrip("\n") + "\n"
+    _assert_healthy(log + "".join(f"epoch 0 step {i} loss 0.{9 - i}\n" for i in range(8)))
+    _assert_healthy(log + "Loading extension module fused_adam...\nTime to load fused_adam op: 0.53 seconds\n")
+
+
+def test_a_build_another_process_finished_loading_is_not_a_stale_lock() -> None:
+    """DeepSpeed prints "Time to load X op" once a process has the op (op_builder's load): the lock was not
+    stale, so a log cut right after another rank's "Loading extension module X..." is not a hang at the
+    build (the tail of a dev case's interleaved ranks). Without that line it is one."""
+    case = _case("more37a-healthy-deepspeed-import-libaio-libcufile-link-errors-cpu-adam-loads").log
+    tail = case[case.index("Using /"):].splitlines()
+    assert any("Time to load cpu_adam op" in ln for ln in tail) and tail[-1].startswith("Loading extension module")
+    _assert_healthy("\n".join(tail) + "\n")
+    d = Diagnoser().diagnose(Named("output.log", "".join(ln + "\n" for ln in tail if "Time to load" not in ln).encode()))
+    assert d.verdict == "hang" and d.primary is not None and d.primary.id == "training-hang/extension-build-lock"

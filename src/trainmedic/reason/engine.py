@@ -45,7 +45,7 @@ from trainmedic.reason.events import (
     strength,
     with_cause,
 )
-from trainmedic.scan.database import GROUP_FORMED, REGISTERED
+from trainmedic.scan.database import EXTENSION_STEP, GROUP_FORMED, REGISTERED
 from trainmedic.util.text import rank_ranges
 
 HANG = "training-hang/stalled-progress"
@@ -1275,8 +1275,46 @@ def _stuck_in_store_barrier(ctx: Context, base: Diagnosis) -> Diagnosis | None:
     return None
 
 
+_EXTENSION_STEP = re.compile(EXTENSION_STEP)
+# the extension a step names ("Building extension module fused_adam...", "Loading extension module dvr..."),
+# and DeepSpeed's word that one process has it loaded ("Time to load fused_adam op: 0.5 seconds")
+_EXTENSION_NAMED = re.compile(r"(?:Building|Loading) extension module (\w{1,200})")
+_EXTENSION_LOADED = re.compile(r"Time to load (\w{1,200}) op: ")
+EXTENSION_LOCK = "training-hang/extension-build-lock"
+
+
+def _stuck_in_extension_build(ctx: Context, base: Diagnosis) -> Diagnosis | None:
+    """The log ends inside torch's just-in-time build of a C++/CUDA extension, with no progress after
+    it: every process that did not take the build's lock file polls for it to go, and a lock a killed
+    build left behind never goes. Positive evidence of a stall at setup, though a build still compiling
+    reads the same (the lock file's age tells them apart). A process that finished loading the same
+    extension (DeepSpeed's "Time to load X op") says the lock was not stale."""
+    for s in ctx.scans:
+        steps = [m.line for m in s.markers if _EXTENSION_STEP.search(m.line.text)]
+        if not steps:
+            continue
+        last = steps[-1]
+        exiting = sum(t.last_line - t.first_line + 2 for t in s.tracebacks
+                      if t.first_line > last.number and (t.ignored or t.interrupted))
+        if last.number < s.lines - 5 - exiting or any(p.path == s.path and p.line > last.number
+                                                      for p in s.progress.values()):
+            continue  # the build finished and the run went on
+        loaded = {m[1] for ln in steps if (m := _EXTENSION_LOADED.search(ln.text))}
+        named = next((m[1] for ln in reversed(steps) if (m := _EXTENSION_NAMED.search(ln.text))), None)
+        if _EXTENSION_LOADED.search(last.text) or (named is not None and named in loaded):
+            continue
+        what = f"the extension {named}" if named else "a just-in-time extension"
+        why = (f"the log ends while torch builds or loads {what} ({last.text.strip()[:160]}) and nothing follows: "
+               f"the processes wait on the build's lock file, which a build killed earlier leaves behind for every "
+               f"later run (or the build itself is still compiling: the lock file's age tells)")
+        primary = _finding(ctx, EXTENSION_LOCK, confidence_=0.5, rank=None, host=None, time=last.time,
+                           evidence=_evidence(steps[-3:]), missing=_missing(ctx, EXTENSION_LOCK), why=why)
+        return replace(base, verdict="hang", primary=primary)
+    return None
+
+
 def _hang_or_healthy(ctx: Context, base: Diagnosis, progress: dict[int | None, RankProgress]) -> Diagnosis:
-    stuck = _stuck_in_store_barrier(ctx, base)
+    stuck = _stuck_in_store_barrier(ctx, base) or _stuck_in_extension_build(ctx, base)
     if stuck is not None:
         return stuck
     if not progress or any(s.done for s in ctx.scans):

@@ -106,10 +106,16 @@ REGISTERED = "All distributed processes registered"
 GROUP_FORMED = (REGISTERED + r"|\[Gloo\] Rank \d+ is connected to (\d+) peer ranks"
                 r"(?:\. Expected number of connected peer ranks is : (\d+))?|NCCL INFO [^\n]{0,300}Init COMPLETE|"
                 r"Completed store-based barrier for key")
+# torch.utils.cpp_extension's steps as it builds and loads a just-in-time extension (the same words since torch
+# 1.x: printed to stderr, logged since 2.1), Megatron's fused kernels, and DeepSpeed's line once an op loaded:
+# setup markers that reason/engine.py reads for a log that ends inside a build.
+EXTENSION_STEP = (r"as PyTorch extensions root|Emitting ninja build file|Building extension module \w|"
+                  r"Allowing ninja to set a default number of workers|Loading extension module \w|"
+                  r"compiling and loading fused kernels|Time to load \w+ op: ")
 PHASES: tuple[Pattern, ...] = (
     Pattern("phase-setup", r"Loading checkpoint shards|[Ll]oading (?:the )?(?:pretrained |base )?(?:model|weights|"
             r"dataset|tokenizer)\b|[Bb]uilding (?:the )?(?:model|dataset|dataloader)|"
-            r"Generating (?:train|validation) split|Downloading (?:shards|data|model)", "setup"),
+            r"Generating (?:train|validation) split|Downloading (?:shards|data|model)|" + EXTENSION_STEP, "setup"),
     Pattern("phase-launch", r"init_process_group|[Rr]endezvous|Initializing distributed|initializing ddp|"
             r"Waiting in store based barrier|Added key: store_based_barrier_key|Distributed environment: |"
             r"Starting elastic_operator|" + GROUP_FORMED, "launch"),
