@@ -2321,3 +2321,21 @@ def test_a_build_another_process_finished_loading_is_not_a_stale_lock() -> None:
     _assert_healthy("\n".join(tail) + "\n")
     d = Diagnoser().diagnose(Named("output.log", "".join(ln + "\n" for ln in tail if "Time to load" not in ln).encode()))
     assert d.verdict == "hang" and d.primary is not None and d.primary.id == "training-hang/extension-build-lock"
+
+
+def test_a_gdb_backtrace_is_a_stack_dump_read_for_where_it_waits() -> None:
+    """gdb attached to a live process (`bt`, no signal) is a stack dump, read like py-spy's: Horovod's rank 0
+    sat in MPI_Finalize under Py_Exit, a process stuck on its way out. Near misses: the same frames under
+    gdb's "received signal SIGSEGV" are a crash's backtrace; with the exit frames gone, a wait in nanosleep is
+    the generic stall."""
+    case = "more37e-horovod-rank0-exit-mpi-finalize-hang-gdb"
+    d = _diagnose(case)
+    assert d.verdict == "hang" and d.primary is not None and d.primary.id == "training-hang/exit-hang"
+    log = _case(case).log
+    crash = ('Thread 1 "python" received signal SIGSEGV, Segmentation fault.\n'
+             "0x00007f118e20430d in nanosleep () at ../sysdeps/unix/syscall-template.S:84\n" + log)
+    d = Diagnoser().diagnose(Named("output.log", crash.encode()))
+    assert d.verdict == "failure" and d.primary is not None and d.primary.id.startswith("native-crash/")
+    inner = "".join(ln + "\n" for ln in log.splitlines()[:4])  # "(gdb) bt" and frames #0-#2: sleep, MPI
+    d = Diagnoser().diagnose(Named("output.log", inner.replace("ompi_mpi_finalize", "progress_engine").encode()))
+    assert d.verdict == "hang" and d.primary is not None and d.primary.id == "training-hang/stalled-progress"

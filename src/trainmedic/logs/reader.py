@@ -32,6 +32,7 @@ from trainmedic.logs.tracebacks import (
     CHILD_HEADER,
     MAX_DUMP_FRAMES,
     THREAD_HEADERS_ABOVE,
+    assemble_gdb_dump,
     assemble_stack_dump,
     assemble_traceback,
 )
@@ -317,6 +318,9 @@ def _after_interrupt(above: list[bytes]) -> bool:
 _WARNING_RECORD = re.compile(r"^(?:WARNING|WARN)(?::[\w.]{1,80}:| {1,8}\S)| - WARNING - |\| WARNING +\| ")
 # A progress bar with no newline of its own, and the traceback that ended it printed right after:
 # "100%|█████████▉| 1135/1136 [25:31<00:01,  1.11s/it]Traceback (most recent call last):"
+# gdb stopping at a crash ("Thread 1 \"python\" received signal SIGSEGV, Segmentation fault.") or opening the core
+# of one ("Program terminated with signal SIGABRT, Aborted."): the backtrace below is the crash's, not a stall's
+_GDB_SIGNAL = re.compile(rb"(?:received|terminated with) signal SIG[A-Z]{2,6}\b")
 _AFTER_BAR = re.compile(r"\d{1,18}/\d{1,18} \[[^\]]{0,80}\][ \t]*Traceback \(most recent call last\):")
 
 
@@ -547,6 +551,15 @@ class Reader:
                 att = split_prefix(_decode(raw))
                 buf, at = window.buf(start)
                 headless = pattern.key == "headless-traceback"
+                if pattern.key == "gdb-dump":
+                    # (the backtrace of a crash is no stall: gdb said the process received or died of a
+                    # signal a few lines above; the native-crash fingerprints read that line)
+                    if not any(_GDB_SIGNAL.search(b) for b in _lines_before(buf, at, 6)):
+                        tb_rank = att.rank if att.rank is not None else file_rank
+                        dump = assemble_gdb_dump(_lines_from(buf, at, MAX_DUMP_FRAMES + 1), path, lineno, tb_rank)
+                        if dump is not None and len(result.tracebacks) < 2000:
+                            result.tracebacks.append(dump)
+                    continue
                 if pattern.key in ("stack-dump", "faulthandler-dump"):
                     tb_rank = att.rank if att.rank is not None else file_rank
                     dump = assemble_stack_dump(_lines_from(buf, at, MAX_DUMP_FRAMES + 3), path, lineno, tb_rank,

@@ -202,6 +202,35 @@ _FH_FRAME = re.compile(r'^[ \t]+File "([^"\n]+)", line (\d+) in ([A-Za-z_<][\w.<
 _FH_THREAD = re.compile(r"(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\):")
 
 
+# gdb's frame lines: "#3  0x00007f114aed81ef in horovod::common::horovod_shutdown () at /tmp/x/operations.cc:1981",
+# "#0  __lll_lock_wait () at ../sysdeps/nptl/lowlevellock.c:52", "#7  0x00007f... in ?? () from /lib/libc.so.6"
+_GDB_FRAME = re.compile(r"^[ \t]*#(\d{1,5}) +(?:0x[0-9a-fA-F]{1,16} in )?([^\s(][^\n(]{0,300}?) \(.{0,2000}?\)"
+                        r"(?: at ([^\s:]{1,500}):(\d{1,9})| from (\S{1,500}))?[ \t\r]*$")
+_GDB_NAME = re.compile(r"(?:[\w~]+::)*([A-Za-z_~][\w]*)")
+
+
+def assemble_gdb_dump(lines: Iterable[bytes], path: str, first_line: int, rank: int | None) -> Traceback | None:
+    """One thread's gdb backtrace (frame #0 first, innermost first as gdb prints it), turned into Python's
+    order and wording (`File "file", line N, in function`, a C++ name by its last part) so the traceback
+    rules read where the process waited. Someone attached a debugger to a live process: a stack dump."""
+    frames: list[str] = []
+    last = first_line
+    for idx, raw in enumerate(lines):
+        text = split_prefix(_text(raw)).rest
+        m = _GDB_FRAME.match(text)
+        if m is None or len(frames) >= MAX_DUMP_FRAMES:
+            break
+        name = _GDB_NAME.match(m.group(2))
+        function = name.group(1) if name else "??"
+        where = m.group(3) or m.group(5) or "??"
+        frames.append(f'File "{where}", line {m.group(4) or 0}, in {function}')
+        last = first_line + idx
+    if len(frames) < 2:
+        return None  # one frame is where a crash stopped, or a line that only looks like one
+    return Traceback(path, first_line, last, rank, tuple(reversed(frames)), (), interrupted=True, truncated=True,
+                     dump=True)
+
+
 def assemble_stack_dump(lines: Iterable[bytes], path: str, first_line: int, rank: int | None, *,
                         faulthandler: bool = False) -> Traceback | None:
     """A dump of one thread (py-spy's, or faulthandler's), its frames innermost first as both print

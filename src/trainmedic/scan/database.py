@@ -51,6 +51,9 @@ STRUCTURE: tuple[Pattern, ...] = (
     # faulthandler's dump (dump_traceback_later, a registered signal): every thread, innermost frame
     # first, the main thread last.
     Pattern("faulthandler-dump", r"(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\):", "traceback"),
+    # gdb's backtrace (`bt`, `thread apply all bt`, `gdb -p <pid> -batch -ex bt`): its innermost frame,
+    # "#0  0x00007f118e20430d in nanosleep () at ...", or "#0  __lll_lock_wait () at ..." with no address.
+    Pattern("gdb-dump", rf"^{LINE_PREFIX}[ \t]*#0  ?(?:0x[0-9a-fA-F]{{1,16}} in )?[^\n(]{{1,300}} \(", "traceback"),
     Pattern("summary-record", r"rank +: \d+ \(local_rank: \d+\)", "summary"),
     # torch.cuda.memory_summary()'s title row: its rows below say what was allocated and what reserved.
     Pattern("memory-table", r"PyTorch CUDA memory summary, device ID \d+", "memory-table"),
