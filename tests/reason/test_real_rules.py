@@ -2339,3 +2339,14 @@ def test_a_gdb_backtrace_is_a_stack_dump_read_for_where_it_waits() -> None:
     inner = "".join(ln + "\n" for ln in log.splitlines()[:4])  # "(gdb) bt" and frames #0-#2: sleep, MPI
     d = Diagnoser().diagnose(Named("output.log", inner.replace("ompi_mpi_finalize", "progress_engine").encode()))
     assert d.verdict == "hang" and d.primary is not None and d.primary.id == "training-hang/stalled-progress"
+
+
+def test_a_thread_error_the_main_thread_then_died_of_did_not_go_on() -> None:
+    """torch 1.7's pin-memory thread died (persistent workers, a new iteration), one more step printed, and
+    the log ends inside the main thread's traceback: the process did not train on, the thread's error is why.
+    Near miss: without that last traceback the step rising after the error makes it a note on a healthy log."""
+    case = "more52a-donerf-pin-memory-unpack-resume"
+    d = _diagnose(case)
+    assert d.primary is not None and d.primary.id == "dataloader-worker-failure/pin-memory-persistent-workers-resume"
+    log = _case(case).log
+    _assert_healthy(log[: log.rindex("Traceback (most recent call last):")])

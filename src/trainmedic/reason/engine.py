@@ -714,6 +714,12 @@ def _went_on(ctx: Context, e: Event) -> bool:
     last = max((m.line.number for s in ctx.scans if s.path == e.path for m in s.matches
                 if m.cause == e.cause and m.line.rank == e.rank), default=e.line)
     last = max(last, e.traceback.last_line if e.traceback is not None else e.line)
+    if e.cause not in ctx.library.fallbacks and any(
+            t.truncated and not (t.dump or t.thread or t.ignored) and t.first_line > last and t.rank == e.rank
+            for s in ctx.scans if s.path == e.path for t in s.tracebacks):
+        # The process's main thread then raised, and the log ends inside that traceback (which exception
+        # is cut off): it did not go on; the error before it, a thread's (the pin-memory loop's), is why.
+        return False
     return any(p.path == e.path and p.rank == e.rank and any(n > last for n in p.rises)
                for s in ctx.scans for p in s.progress.values())
 
