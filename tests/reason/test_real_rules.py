@@ -2350,3 +2350,15 @@ def test_a_thread_error_the_main_thread_then_died_of_did_not_go_on() -> None:
     assert d.primary is not None and d.primary.id == "dataloader-worker-failure/pin-memory-persistent-workers-resume"
     log = _case(case).log
     _assert_healthy(log[: log.rindex("Traceback (most recent call last):")])
+
+
+def test_wandbs_own_threads_dying_at_exit_are_no_failure() -> None:
+    """wandb's run keeps daemon threads (IntMsgThr, ChkStopThr, NetStatThr); their tracebacks as the process
+    exits, after the run's summary and sync, end nothing training waited on. Near miss: the same header for a
+    thread of the project's own ("Exception in thread Thread-3 (_producer):") is still an error line."""
+    case = "more16b-ok-wandb-intmsgthr-traceback-after-run-synced"
+    d = _diagnose(case)
+    assert d.verdict == "healthy", d.primary
+    log = _case(case).log.replace("Exception in thread IntMsgThr:", "Exception in thread Thread-3 (_producer):")
+    d = Diagnoser().diagnose(Named("output.log", log.encode()))
+    assert d.verdict == "failure"

@@ -166,6 +166,10 @@ WARNING_LEVEL: tuple[Pattern, ...] = (
     # torch's TORCH_LOGS artifacts ("[0/1] [__recompiles] Recompiling function forward ... triggered by the
     # following guard failure(s)", "[__graph_breaks]"): debug output the user asked for, whatever it says
     Pattern("info-torch-logs", r"\[__[a-z_]{2,40}\] ", "warning"),
+    # wandb's daemon threads of a run (wandb_run.py: the stop check, the network status, the internal
+    # messages) dying as the process exits: the tracker's own threads, whose death ends nothing training
+    # waits on (reason/events.py reads their tracebacks the same way)
+    Pattern("tracker-thread-died", r"Exception in thread (?:IntMsgThr|ChkStopThr|NetStatThr)\b", "warning"),
     WARNING_CALL_ECHO,
 )
 
