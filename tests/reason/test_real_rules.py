@@ -2362,3 +2362,13 @@ def test_wandbs_own_threads_dying_at_exit_are_no_failure() -> None:
     log = _case(case).log.replace("Exception in thread IntMsgThr:", "Exception in thread Thread-3 (_producer):")
     d = Diagnoser().diagnose(Named("output.log", log.encode()))
     assert d.verdict == "failure"
+
+
+def test_an_error_in_a_queue_feeder_thread_loses_its_batch_whatever_prints_after() -> None:
+    """A DataLoader worker's queue feeder failed to put a batch into shared memory: that batch never arrives
+    and the main process waits for it for ever; the one step printed after is work already in flight. Near
+    miss: the same error raised elsewhere, with the step rising after it, is a note on a healthy log."""
+    case = "more32f-dlw-shm-open-graphnet-freeze"
+    d = _diagnose(case)
+    assert d.primary is not None and d.primary.id == "dataloader-worker-failure/fd-exhaustion"
+    _assert_healthy(_case(case).log.replace("queues.py\", line 239, in _feed", "queues.py\", line 239, in put"))

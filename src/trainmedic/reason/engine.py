@@ -699,6 +699,9 @@ def _progress_after(ctx: Context, e: Event) -> bool:
                for s in ctx.scans for p in s.progress.values())
 
 
+_QUEUE_FEEDER = re.compile(r'multiprocessing[/\\]queues\.py", line \d+, in _feed$')
+
+
 def _went_on(ctx: Context, e: Event) -> bool:
     """Its rank's step rose after the event's last line (the last line of the same cause by that rank):
     the process trained on. Only for an error raised inside the process: a stop from outside (the
@@ -714,6 +717,11 @@ def _went_on(ctx: Context, e: Event) -> bool:
     last = max((m.line.number for s in ctx.scans if s.path == e.path for m in s.matches
                 if m.cause == e.cause and m.line.rank == e.rank), default=e.line)
     last = max(last, e.traceback.last_line if e.traceback is not None else e.line)
+    if e.traceback is not None and any(_QUEUE_FEEDER.search(f) for f in e.traceback.frames[-8:]):
+        # Raised in a multiprocessing queue's feeder thread (a DataLoader worker pickling a batch into shared
+        # memory): that batch never reaches the queue, and the consumer waits for it for ever; the steps
+        # printed after are the batches already in flight.
+        return False
     if e.cause not in ctx.library.fallbacks and any(
             t.truncated and not (t.dump or t.thread or t.ignored) and t.first_line > last and t.rank == e.rank
             for s in ctx.scans if s.path == e.path for t in s.tracebacks):
