@@ -2372,3 +2372,15 @@ def test_an_error_in_a_queue_feeder_thread_loses_its_batch_whatever_prints_after
     d = _diagnose(case)
     assert d.primary is not None and d.primary.id == "dataloader-worker-failure/fd-exhaustion"
     _assert_healthy(_case(case).log.replace("queues.py\", line 239, in _feed", "queues.py\", line 239, in put"))
+
+
+def test_deepspeeds_expert_group_divisibility_assertion_is_the_parallel_layout() -> None:
+    """DeepSpeed's MoE group builder asserts the world size divides by the expert-parallel size; the bare
+    "4 is not divisible by 8" raised in deepspeed/utils/groups.py is the layout not fitting the GPUs (the
+    library's `claims`). Near miss: the same assertion in the project's own code stays unclassified."""
+    d = _diagnose("b54c-ds-moe-ep-size-gt-world")
+    assert d.primary is not None and d.primary.id == "megatron-failure/parallel-layout-invalid"
+    own = ("Traceback (most recent call last):\n  File \"train.py\", line 12, in <module>\n"
+           "    assert n % k == 0, '{} is not divisible by {}'.format(n, k)\nAssertionError: 4 is not divisible by 8\n")
+    d = Diagnoser().diagnose(Named("output.log", own.encode()))
+    assert d.primary is not None and d.primary.id == "unclassified-failure/uncaught-exception"
