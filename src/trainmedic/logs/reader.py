@@ -316,11 +316,11 @@ def _after_interrupt(above: list[bytes]) -> bool:
 # "WARNING:xformers:..." and "... - WARNING - ...", rich's "WARNING  A matching Triton is not available",
 # loguru's "| WARNING  |". The traceback is the warning's: the program caught the exception and went on.
 _WARNING_RECORD = re.compile(r"^(?:WARNING|WARN)(?::[\w.]{1,80}:| {1,8}\S)| - WARNING - |\| WARNING +\| ")
-# A progress bar with no newline of its own, and the traceback that ended it printed right after:
-# "100%|█████████▉| 1135/1136 [25:31<00:01,  1.11s/it]Traceback (most recent call last):"
 # gdb stopping at a crash ("Thread 1 \"python\" received signal SIGSEGV, Segmentation fault.") or opening the core
 # of one ("Program terminated with signal SIGABRT, Aborted."): the backtrace below is the crash's, not a stall's
 _GDB_SIGNAL = re.compile(rb"(?:received|terminated with) signal SIG[A-Z]{2,6}\b")
+# A progress bar with no newline of its own, and the traceback that ended it printed right after:
+# "100%|█████████▉| 1135/1136 [25:31<00:01,  1.11s/it]Traceback (most recent call last):"
 _AFTER_BAR = re.compile(r"\d{1,18}/\d{1,18} \[[^\]]{0,80}\][ \t]*Traceback \(most recent call last\):")
 
 
@@ -551,19 +551,17 @@ class Reader:
                 att = split_prefix(_decode(raw))
                 buf, at = window.buf(start)
                 headless = pattern.key == "headless-traceback"
-                if pattern.key == "gdb-dump":
+                if pattern.key in ("stack-dump", "faulthandler-dump", "gdb-dump"):
+                    gdb = pattern.key == "gdb-dump"
                     # (the backtrace of a crash is no stall: gdb said the process received or died of a
                     # signal a few lines above; the native-crash fingerprints read that line)
-                    if not any(_GDB_SIGNAL.search(b) for b in _lines_before(buf, at, 6)):
-                        tb_rank = att.rank if att.rank is not None else file_rank
-                        dump = assemble_gdb_dump(_lines_from(buf, at, MAX_DUMP_FRAMES + 1), path, lineno, tb_rank)
-                        if dump is not None and len(result.tracebacks) < 2000:
-                            result.tracebacks.append(dump)
-                    continue
-                if pattern.key in ("stack-dump", "faulthandler-dump"):
+                    if gdb and any(_GDB_SIGNAL.search(b) for b in _lines_before(buf, at, 6)):
+                        continue
                     tb_rank = att.rank if att.rank is not None else file_rank
-                    dump = assemble_stack_dump(_lines_from(buf, at, MAX_DUMP_FRAMES + 3), path, lineno, tb_rank,
-                                               faulthandler=pattern.key == "faulthandler-dump")
+                    dump = (assemble_gdb_dump(_lines_from(buf, at, MAX_DUMP_FRAMES + 1), path, lineno, tb_rank)
+                            if gdb else
+                            assemble_stack_dump(_lines_from(buf, at, MAX_DUMP_FRAMES + 3), path, lineno, tb_rank,
+                                                faulthandler=pattern.key == "faulthandler-dump"))
                     if dump is not None and len(result.tracebacks) < 2000:
                         result.tracebacks.append(dump)
                     continue

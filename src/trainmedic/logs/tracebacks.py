@@ -204,7 +204,7 @@ _FH_THREAD = re.compile(r"(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent
 
 # gdb's frame lines: "#3  0x00007f114aed81ef in horovod::common::horovod_shutdown () at /tmp/x/operations.cc:1981",
 # "#0  __lll_lock_wait () at ../sysdeps/nptl/lowlevellock.c:52", "#7  0x00007f... in ?? () from /lib/libc.so.6"
-_GDB_FRAME = re.compile(r"^[ \t]*#(\d{1,5}) +(?:0x[0-9a-fA-F]{1,16} in )?([^\s(][^\n(]{0,300}?) \(.{0,2000}?\)"
+_GDB_FRAME = re.compile(r"^[ \t]*#\d{1,5} +(?:0x[0-9a-fA-F]{1,16} in )?([^\s(][^\n(]{0,300}?) \(.{0,2000}?\)"
                         r"(?: at ([^\s:]{1,500}):(\d{1,9})| from (\S{1,500}))?[ \t\r]*$")
 _GDB_NAME = re.compile(r"(?:[\w~]+::)*([A-Za-z_~][\w]*)")
 
@@ -220,10 +220,10 @@ def assemble_gdb_dump(lines: Iterable[bytes], path: str, first_line: int, rank: 
         m = _GDB_FRAME.match(text)
         if m is None or len(frames) >= MAX_DUMP_FRAMES:
             break
-        name = _GDB_NAME.match(m.group(2))
+        name = _GDB_NAME.match(m.group(1))
         function = name.group(1) if name else "??"
-        where = m.group(3) or m.group(5) or "??"
-        frames.append(f'File "{where}", line {m.group(4) or 0}, in {function}')
+        where = m.group(2) or m.group(4) or "??"
+        frames.append(f'File "{where}", line {m.group(3) or 0}, in {function}')
         last = first_line + idx
     if len(frames) < 2:
         return None  # one frame is where a crash stopped, or a line that only looks like one

@@ -29,6 +29,7 @@ from trainmedic.model import (
     MemoryTable,
     MissingFact,
     RankProgress,
+    ScanResult,
     Verdict,
 )
 from trainmedic.reason import action, confidence, exits, memory, notable, patterns, phase, ranks, templates
@@ -1229,6 +1230,14 @@ _STORE_WAIT = re.compile(r"Waiting in store based barrier to initialize process 
 _MEMBER = re.compile(r"GLOBAL_RANK: (\d{1,6}), MEMBER: (\d{1,6})/(\d{1,6})")
 
 
+def _ends_at(s: ScanResult, line: int) -> bool:
+    """The input ends at `line`: within a few lines of it, with no progress after. What a stopped process
+    prints on its way out after it (Ctrl-C's traceback, a destructor's ignored exception) does not count."""
+    exiting = sum(t.last_line - t.first_line + 2 for t in s.tracebacks
+                  if t.first_line > line and (t.ignored or t.interrupted))
+    return line >= s.lines - 5 - exiting and not any(p.path == s.path and p.line > line for p in s.progress.values())
+
+
 def _stuck_in_store_barrier(ctx: Context, base: Diagnosis) -> Diagnosis | None:
     """The log ends while its ranks still wait to form the process group, fewer of them than the world
     size (torch's store barrier, or Lightning's members joining): positive evidence of a hang at launch;
@@ -1242,11 +1251,7 @@ def _stuck_in_store_barrier(ctx: Context, base: Diagnosis) -> Diagnosis | None:
             continue
         lines = waits or joined
         last = max(ln.number for ln, _ in lines)
-        # (what a stopped process prints on its way out, after it: Ctrl-C's traceback, a destructor's
-        # ignored exception, does not say the group formed)
-        exiting = sum(t.last_line - t.first_line + 2 for t in s.tracebacks
-                      if t.first_line > last and (t.ignored or t.interrupted))
-        if last < s.lines - 5 - exiting or any(p.path == s.path and p.line > last for p in s.progress.values()):
+        if not _ends_at(s, last):
             continue  # the group formed and the run went on
         world = max(w[1] for _, w in lines)
         came = {w[0] for _, w in lines}
@@ -1308,10 +1313,7 @@ def _stuck_in_extension_build(ctx: Context, base: Diagnosis) -> Diagnosis | None
         if not steps:
             continue
         last = steps[-1]
-        exiting = sum(t.last_line - t.first_line + 2 for t in s.tracebacks
-                      if t.first_line > last.number and (t.ignored or t.interrupted))
-        if last.number < s.lines - 5 - exiting or any(p.path == s.path and p.line > last.number
-                                                      for p in s.progress.values()):
+        if not _ends_at(s, last.number):
             continue  # the build finished and the run went on
         loaded = {m[1] for ln in steps if (m := _EXTENSION_LOADED.search(ln.text))}
         named = next((m[1] for ln in reversed(steps) if (m := _EXTENSION_NAMED.search(ln.text))), None)
