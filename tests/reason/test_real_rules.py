@@ -2390,3 +2390,31 @@ def test_deepspeeds_expert_group_divisibility_assertion_is_the_parallel_layout()
            "    assert n % k == 0, '{} is not divisible by {}'.format(n, k)\nAssertionError: 4 is not divisible by 8\n")
     d = Diagnoser().diagnose(Named("output.log", own.encode()))
     assert d.primary is not None and d.primary.id == "unclassified-failure/uncaught-exception"
+
+
+def test_a_loss_every_evaluation_logs_as_nan_is_the_failure() -> None:
+    """One NaN evaluation is a sign to read with the training loss; the same process logging `'eval_loss': nan`
+    at every evaluation is a model gone non-finite (here fp16 MLM training whose logged loss stayed 0). Near
+    miss: the first two of those evaluations alone stay warnings on a healthy log."""
+    case = "more48a-simcsp-hf-mlm-fp16-train-loss-zero-eval-nan"
+    d = _diagnose(case)
+    assert d.verdict == "failure" and d.primary is not None and d.primary.id == "nan-loss/nonfinite-loss"
+    lines = _case(case).log.splitlines(keepends=True)
+    nan = [i for i, ln in enumerate(lines) if "'eval_loss': nan" in ln]
+    assert len(nan) >= 3
+    _assert_healthy("".join(lines[: nan[1] + 1]))
+
+
+def test_a_gap_between_the_two_ranks_that_timed_out_is_no_silent_rank() -> None:
+    """Ranks 0 and 2 of an eight-GPU LoRA run report the all-reduce timeout; nothing names rank 1, which the
+    posted excerpt may simply leave out, so no rank is called the hung one: the finding is the timeout. Near
+    miss: with rank 3 reporting too, most ranks speak and rank 1's silence stands out: it hung."""
+    case = "more31o-firefly-chinese-alpaca2-h800-step568-allreduce-timeout"
+    d = _diagnose(case)
+    assert d.verdict == "failure" and d.primary is not None
+    assert d.primary.id == "nccl-timeout/watchdog-timeout" and d.primary.rank is None
+    log = _case(case).log
+    rank2 = next(ln for ln in log.splitlines() if "[Rank 2] Watchdog" in ln)
+    rank3 = rank2[rank2.index("[E ProcessGroupNCCL"):].replace("[Rank 2]", "[Rank 3]")
+    d = Diagnoser().diagnose(Named("output.log", (log + rank3 + "\n").encode()))
+    assert d.verdict == "hang" and d.primary is not None and d.primary.rank == 1

@@ -403,7 +403,8 @@ def _verdict(ctx: Context) -> Diagnosis:
     # error: ...") is the process dying of the exception just printed: the exception's line says more.
     initiating = [_with_exception_above(ctx, e, initiating) if e.cause in ctx.library.wrappers else e
                   for e in initiating]
-    warned = [e for e in initiating if e.warning and not _scale_collapsed(ctx, e) and not _nan_filtered(ctx, e)]
+    warned = [e for e in initiating if e.warning and not _scale_collapsed(ctx, e) and not _nan_filtered(ctx, e)
+              and not _nan_persisted(ctx, e)]
     if warned:
         initiating = [e for e in initiating if e not in warned]
         base = replace(base, notes=(*base.notes, *(
@@ -681,6 +682,20 @@ def _nan_filtered(ctx: Context, e: Event) -> bool:
         return False
     return any(p.path == e.path and (e.rank is None or p.rank in (e.rank, None)) and p.losses > 0
                and p.loss_max == 0.0 for s in ctx.scans for p in s.progress.values())
+
+
+NAN_PERSISTS = 3  # non-finite losses logged on this many lines of one process: the model stays NaN
+
+
+def _nan_persisted(ctx: Context, e: Event) -> bool:
+    """A warning of a non-finite loss that the same process logged again and again (every evaluation's
+    `'eval_loss': nan`): one NaN evaluation can be a bad batch, one that stays NaN is the model's weights
+    or outputs gone non-finite, which is the failure whatever the training loss printed."""
+    if not ctx.library.cause(e.cause).loss_nonfinite:
+        return False
+    lines = {m.line.number for s in ctx.scans if s.path == e.path for m in s.matches
+             if m.cause == e.cause and (e.rank is None or m.line.rank in (e.rank, None))}
+    return len(lines) >= NAN_PERSISTS
 
 
 def _progress_after(ctx: Context, e: Event) -> bool:

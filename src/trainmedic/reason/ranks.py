@@ -59,7 +59,9 @@ def rank_from_summary(records: list[SummaryRecord]) -> int | None:
     return None
 
 
-def expected_ranks(ctx: Context) -> set[int]:
+def expected_ranks(ctx: Context, fill_gaps: bool = True) -> set[int]:
+    """The job's ranks: those its lines name, its world size's, and (`fill_gaps`) every rank below
+    the highest named."""
     ranks: set[int] = set()
     for s in ctx.scans:
         ranks |= s.ranks
@@ -69,7 +71,7 @@ def expected_ranks(ctx: Context) -> set[int]:
         world = max(worlds)
         if world <= max(64, 4 * (max(ranks) + 1)):  # ignore world sizes that are clearly not rank counts
             ranks |= set(range(world))
-    if len(ranks) > 1 and max(ranks) < 64:
+    if fill_gaps and len(ranks) > 1 and max(ranks) < 64:
         # A combined log of several ranks: ranks count from 0, so ranks 1-3 reporting means rank 0 exists.
         ranks |= set(range(max(ranks) + 1))
     return ranks
@@ -214,6 +216,11 @@ def suspects(ctx: Context, events: list[Event], progress: dict[int | None, RankP
         return first_out, "first-timeout"
     # (silent beside the ranks that reported: with no rank reporting, nobody's silence stands out)
     silent = sorted(expected - reporting) if reporting else []
+    if len(silent) == 1 and len(reporting) < 3 and silent[0] != 0 and silent[0] not in expected_ranks(ctx, False):
+        # A rank no line names, only a gap below the highest one named: ranks 0 and 2 timing out in a
+        # posted excerpt of an 8-GPU job say nothing of rank 1, which the excerpt may simply leave out.
+        # The gap is read as a silent rank only when most ranks report (three or more).
+        silent = []
     steps = {r: p.step for r, p in progress.items() if r is not None and p.step is not None}
     if len(silent) > 1 and steps:
         lowest = min(steps.get(r, 1 << 60) for r in silent)
