@@ -2418,3 +2418,13 @@ def test_a_gap_between_the_two_ranks_that_timed_out_is_no_silent_rank() -> None:
     rank3 = rank2[rank2.index("[E ProcessGroupNCCL"):].replace("[Rank 2]", "[Rank 3]")
     d = Diagnoser().diagnose(Named("output.log", (log + rank3 + "\n").encode()))
     assert d.verdict == "hang" and d.primary is not None and d.primary.rank == 1
+
+
+def test_a_projects_own_nan_guard_logged_again_and_again_is_the_failure() -> None:
+    """OpenFold's guard logs "loss is NaN. Returning 0 loss..." at warning level and trains on: once, a skipped
+    batch (a note on a healthy log); on three lines of the same process the model has gone non-finite."""
+    line = _case("more31l-openfold-v100-loss-nan-returning-zero-then-hang").log.strip().splitlines()[0]
+    assert "loss is NaN" in line
+    _assert_healthy(f"step 10 loss 0.52\n{line}\nstep 11 loss 0.50\n")
+    d = Diagnoser().diagnose(Named("output.log", f"step 10 loss 0.52\n{line}\n{line}\n{line}\n".encode()))
+    assert d.verdict == "failure" and d.primary is not None and d.primary.id == "nan-loss/nonfinite-loss"

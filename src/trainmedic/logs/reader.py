@@ -93,7 +93,8 @@ _EPOCH = re.compile(r"\b[Ee]poch[ =:]+(\d{1,18}(?!\d))")
 # The iteration within the epoch: MMEngine's "[200/62598]", pytorch/examples' "[2700/60000 (4%)]", timm's
 # padded "[ 300/5004 (  6%)]"
 _BRACKETED = re.compile(r"\[ {0,8}(\d{1,18}(?!\d))/\d+(?: \( {0,2}\d{1,3}%\))?\]")
-_WORLD = re.compile(r"(?:world_size|WORLD_SIZE|num_processes)[=: ]+(\d{1,18}(?!\d))")
+_WORLD = re.compile(r"(?:(?:world_size|WORLD_SIZE|num_processes)[=: ]+|MEMBER: \d{1,9}/|Starting with )"
+                    r"(\d{1,18}(?!\d))")
 _KV = re.compile(r"(?<!\w)(\w+) *: (.*)")  # (a key starts a word: no retry inside a long one)
 _OWN_LEVEL = linear.compile_bytes(ERROR_LEVEL)
 # A line that starts a record of its own, never the rest of a warning's message: an exception's line

@@ -58,7 +58,10 @@ STRUCTURE: tuple[Pattern, ...] = (
     # torch.cuda.memory_summary()'s title row: its rows below say what was allocated and what reserved.
     Pattern("memory-table", r"PyTorch CUDA memory summary, device ID \d+", "memory-table"),
     # Not NCCL's "nranks": its INFO chatter repeats it on every communicator and would flood the matcher.
-    Pattern("world-size", r"(?:world_size|WORLD_SIZE|num_processes)[=: ]+\d+", "world"),
+    # Lightning names it as each process joins ("Initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/3") and
+    # once all have ("All distributed processes registered. Starting with 3 processes").
+    Pattern("world-size", r"world_size[=: ]+\d+|WORLD_SIZE[=: ]+\d+|num_processes[=: ]+\d+|MEMBER: \d+/\d+|"
+            r"Starting with \d+ processes", "world"),
 )
 
 # A tqdm bar: "37/100 [00:12<00:21, ...]", or with no total (an iterable without len) "120it [00:08, 14.2it/s]".
