@@ -2428,3 +2428,19 @@ def test_a_projects_own_nan_guard_logged_again_and_again_is_the_failure() -> Non
     _assert_healthy(f"step 10 loss 0.52\n{line}\nstep 11 loss 0.50\n")
     d = Diagnoser().diagnose(Named("output.log", f"step 10 loss 0.52\n{line}\n{line}\n{line}\n".encode()))
     assert d.verdict == "failure" and d.primary is not None and d.primary.id == "nan-loss/nonfinite-loss"
+
+
+def test_a_ray_jobs_failed_entrypoint_is_a_failure_whatever_its_last_logs_show() -> None:
+    """`ray job submit` reports the entrypoint's non-zero exit, then the job's last logs: Ray's memory monitor
+    advice names the cause (the host's memory), and without it the exit alone is still a failure though the
+    logs below show steps. Near miss: a job that finished successfully, with the same logs, is healthy."""
+    case = "b56b-openrlhf-reinforce-ray-memory-monitor-kills-ref-actor"
+    d = _diagnose(case)
+    assert d.primary is not None and d.primary.id == "host-oom/oom-killer"
+    lines = _case(case).log.splitlines(keepends=True)
+    bare = "".join(ln for ln in lines if "out of memory issue" not in ln)
+    d = Diagnoser().diagnose(Named("output.log", bare.encode()))
+    assert d.verdict == "failure" and d.primary is not None and d.primary.id == "unclassified-failure/process-exited"
+    ok = bare.replace("Job entrypoint command failed with exit code 1, last available logs (truncated to 20,000 chars):",
+                      "Job finished successfully.").replace("ERR cli.py", "INFO cli.py")
+    _assert_healthy(ok)

@@ -371,9 +371,10 @@ def _verdict(ctx: Context) -> Diagnosis:
     collateral_events = [e for e in events if e.role in ("cascade", "teardown")]
     context: list[Event] = []
     kill_records = ctx.library.kill_records
-    # (A weak, ambiguous signal, such as a cancel with no reason, does not demote a kill record.)
+    # (A weak, ambiguous signal, such as a cancel with no reason, does not demote a kill record; nor does a
+    # process's exit whose reason no line gives, which the kill may well be.)
     if any((e.cause not in kill_records or e.order in confirmed) and not (e.ambiguous and e.weight < WEAK)
-           for e in initiating):
+           and e.cause != EXITED for e in initiating):
         # A kernel OOM kill of a process these logs never mention is context, not the cause of
         # this run's failure: it may be another job on the host.
         context = [e for e in initiating if e.cause in kill_records and e.order not in confirmed and e.rank is None]
