@@ -2444,3 +2444,18 @@ def test_a_ray_jobs_failed_entrypoint_is_a_failure_whatever_its_last_logs_show()
     ok = bare.replace("Job entrypoint command failed with exit code 1, last available logs (truncated to 20,000 chars):",
                       "Job finished successfully.").replace("ERR cli.py", "INFO cli.py")
     _assert_healthy(ok)
+
+
+def test_a_traceback_indented_with_ideographic_spaces_is_read_as_one() -> None:
+    """A traceback pasted through a CJK input method, its frames indented with U+3000 ("　File ..."), is read as
+    Python printed it: torch.save's open for writing ("wb") failed, a missing parent directory. Near miss: the
+    same frames with the open for reading ("rb", torch.load) are no save's directory."""
+    case = "more48f-inpaintnet-arnn-models-dir-missing"
+    log = _case(case).log
+    assert "\u3000File" in log
+    d = _diagnose(case)
+    assert d.primary is not None and d.primary.id == "checkpoint-permission-error/missing-parent-directory"
+    d = Diagnoser().diagnose(Named("output.log", log.replace('"wb"', '"rb"').encode()))
+    assert d.primary is not None and d.primary.id != "checkpoint-permission-error/missing-parent-directory"
+    nbsp = Diagnoser().diagnose(Named("output.log", log.replace("\u3000", "\u00a0").encode()))
+    assert nbsp.primary is not None and nbsp.primary.id == "checkpoint-permission-error/missing-parent-directory"

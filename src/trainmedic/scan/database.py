@@ -35,6 +35,9 @@ class Pattern:
     ignore_case: bool = False
 
 
+# The characters themselves, not `\u` escapes (hyperscan reads a pattern's UTF-8 bytes and knows no such escape).
+NBSP, IDEOGRAPHIC_SPACE = "\u00a0", "\u3000"
+
 # Structure the reader needs besides the fingerprints. Same newline-safe rules as the library.
 STRUCTURE: tuple[Pattern, ...] = (
     Pattern("traceback", r"Traceback \(most recent call last\):", "traceback"),
@@ -42,8 +45,9 @@ STRUCTURE: tuple[Pattern, ...] = (
     # first frame line starts it. The reader takes only a frame with no frame or header above it.
     # torch >= 2.2's launcher prefixes every line of it ("[rank24]: File ..."), as mpirun --tag-output does.
     # Behind a carrier's prefix (a quote, a collector's timestamp) and Ray's, as split_prefix strips them.
+    # (Its indent may be the no-break or ideographic spaces a paste turns spaces into: logs/tracebacks.INDENT.)
     Pattern("headless-traceback",
-            rf'^{LINE_PREFIX}[ \t]*File "[^"\n]+", line \d+, in ',
+            rf'^{LINE_PREFIX}(?:[ \t]|{NBSP}|{IDEOGRAPHIC_SPACE})*File "[^"\n]+", line \d+, in ',
             "traceback"),
     # py-spy's dump of a process's main thread ("Thread 0x7FA6E7C01740 (idle): \"MainThread\""): its
     # frames say where a stuck run waited, read as a traceback's are.
