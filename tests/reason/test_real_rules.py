@@ -2459,3 +2459,10 @@ def test_a_traceback_indented_with_ideographic_spaces_is_read_as_one() -> None:
     assert d.primary is not None and d.primary.id != "checkpoint-permission-error/missing-parent-directory"
     nbsp = Diagnoser().diagnose(Named("output.log", log.replace("\u3000", "\u00a0").encode()))
     assert nbsp.primary is not None and nbsp.primary.id == "checkpoint-permission-error/missing-parent-directory"
+
+
+def test_nan_warnings_a_finite_loss_follows_were_recovered_from() -> None:
+    """The persistence rule's near miss: the same guard line three times, then a finite loss logged after
+    them (fp16's early skipped steps), is a run that trained on: healthy."""
+    line = _case("more31l-openfold-v100-loss-nan-returning-zero-then-hang").log.strip().splitlines()[0]
+    _assert_healthy(f"step 10 loss 0.52\n{line}\n{line}\n{line}\nstep 11 loss 0.50\nstep 12 loss 0.49\n")

@@ -8,6 +8,7 @@ the suspect is the rank that is missing or silent; every verdict quotes its evid
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import replace
@@ -691,12 +692,19 @@ NAN_PERSISTS = 3  # non-finite losses logged on this many lines of one process: 
 def _nan_persisted(ctx: Context, e: Event) -> bool:
     """A warning of a non-finite loss that the same process logged again and again (every evaluation's
     `'eval_loss': nan`): one NaN evaluation can be a bad batch, one that stays NaN is the model's weights
-    or outputs gone non-finite, which is the failure whatever the training loss printed."""
+    or outputs gone non-finite, which is the failure whatever the training loss printed. Unless a finite
+    loss came after the last of them (an fp16 run's early infinite gradient norms, then training on); a
+    loss of exactly 0 is no such sign (HF's Trainer prints a NaN step's loss as 0: `_nan_filtered`)."""
     if not ctx.library.cause(e.cause).loss_nonfinite:
         return False
     lines = {m.line.number for s in ctx.scans if s.path == e.path for m in s.matches
              if m.cause == e.cause and (e.rank is None or m.line.rank in (e.rank, None))}
-    return len(lines) >= NAN_PERSISTS
+    if len(lines) < NAN_PERSISTS:
+        return False
+    last = max(lines)
+    return not any(p.path == e.path and (e.rank is None or p.rank in (e.rank, None)) and p.line > last
+                   and p.loss_last is not None and math.isfinite(p.loss_last) and p.loss_last != 0.0
+                   for s in ctx.scans for p in s.progress.values())
 
 
 def _progress_after(ctx: Context, e: Event) -> bool:
