@@ -2466,3 +2466,16 @@ def test_nan_warnings_a_finite_loss_follows_were_recovered_from() -> None:
     them (fp16's early skipped steps), is a run that trained on: healthy."""
     line = _case("more31l-openfold-v100-loss-nan-returning-zero-then-hang").log.strip().splitlines()[0]
     _assert_healthy(f"step 10 loss 0.52\n{line}\n{line}\n{line}\nstep 11 loss 0.50\nstep 12 loss 0.49\n")
+
+
+def test_an_exit_reported_without_reason_is_the_echo_of_the_exception_that_ended_the_process() -> None:
+    """Ray's job status says the entrypoint exited with code 1, and the job's last logs below it hold the
+    traceback that ended it: the exception is the finding, quoted, and the exit line its echo. Near miss:
+    with no traceback in the logs, the exit is the finding (see the test above)."""
+    lines = _case("b56b-openrlhf-reinforce-ray-memory-monitor-kills-ref-actor").log.splitlines(keepends=True)
+    bare = "".join(ln for ln in lines if "out of memory issue" not in ln)
+    tb = ('Traceback (most recent call last):\n  File "train_ppo_ray.py", line 412, in <module>\n    train(args)\n'
+          "ValueError: num_episodes must be a multiple of rollout_batch_size\n")
+    d = Diagnoser().diagnose(Named("output.log", (bare + tb).encode()))
+    assert d.primary is not None and d.primary.id == "unclassified-failure/uncaught-exception"
+    assert "num_episodes must be a multiple" in d.primary.evidence[0].text

@@ -415,6 +415,15 @@ def _verdict(ctx: Context) -> Diagnosis:
     # (Unless every known cause is an ambiguous sign that came after it: a step "CANCELLED" with no
     # reason after a task exited with its own error code is srun tearing the step down.)
     fallbacks = [e for e in initiating if e.cause in ctx.library.fallbacks]
+    # A process's exit reported with no reason (a wrapper's "Step 1 exited with non-zero status 1", Ray's job
+    # status above the job's last logs) beside an exception whose traceback ended that process: the
+    # exception is the reason, the exit its echo.
+    raised = [e for e in fallbacks if e.cause != EXITED and e.traceback is not None and not e.traceback.truncated]
+    echoes = [e for e in fallbacks if e.cause == EXITED and e.traceback is None
+              and any(e.rank is None or e.rank == r.rank for r in raised)]
+    if echoes:
+        initiating = [e for e in initiating if e not in echoes]
+        fallbacks = [e for e in fallbacks if e not in echoes]
     known = [e for e in initiating if e not in fallbacks]
     # A line that announces an exception (Hydra's "Error executing job with overrides: [...]") right above the
     # traceback that holds it is that exception's: the traceback's cause is the finding.
