@@ -695,6 +695,12 @@ def _nan_filtered(ctx: Context, e: Event) -> bool:
                and p.loss_max == 0.0 for s in ctx.scans for p in s.progress.values())
 
 
+def _cause_lines(ctx: Context, e: Event) -> set[int]:
+    """The lines of its input where the event's cause matched, printed by its rank (or by any, unranked)."""
+    return {m.line.number for s in ctx.scans if s.path == e.path for m in s.matches
+            if m.cause == e.cause and (e.rank is None or m.line.rank in (e.rank, None))}
+
+
 NAN_PERSISTS = 3  # non-finite losses logged on this many lines of one process: the model stays NaN
 
 
@@ -706,8 +712,7 @@ def _nan_persisted(ctx: Context, e: Event) -> bool:
     loss of exactly 0 is no such sign (HF's Trainer prints a NaN step's loss as 0: `_nan_filtered`)."""
     if not ctx.library.cause(e.cause).loss_nonfinite:
         return False
-    lines = {m.line.number for s in ctx.scans if s.path == e.path for m in s.matches
-             if m.cause == e.cause and (e.rank is None or m.line.rank in (e.rank, None))}
+    lines = _cause_lines(ctx, e)
     if len(lines) < NAN_PERSISTS:
         return False
     last = max(lines)
@@ -787,8 +792,7 @@ def _recovered(ctx: Context, initiating: list[Event], collateral: list[Event]) -
     for e in initiating:
         # Progress by the same rank (or, for an unranked error, by anyone in that file) after the error's
         # last line: an error that every later step repeats (a NaN in each metrics line) was not handled.
-        last = max((m.line.number for s in ctx.scans if s.path == e.path for m in s.matches
-                    if m.cause == e.cause and (e.rank is None or m.line.rank in (e.rank, None))), default=e.line)
+        last = max(_cause_lines(ctx, e), default=e.line)
         after = [p for p in progress if p.path == e.path and (e.rank is None or p.rank in (e.rank, None))]
         end = max(last, e.line)
         # (a bar reprinted at its end, "100%|...| 20/20", is no step taken after the error: its step must
