@@ -104,8 +104,12 @@ def test_descriptor_leak_is_fd_exhaustion_and_file_system_fixes_it() -> None:
     assert "file_system" in report.conclusion.why
     by_key = {(r.num_workers, r.sharing_strategy): r for r in report.runs}
     assert by_key[(0, "file_descriptor")].ok
-    assert not by_key[(1, "file_descriptor")].ok
-    assert "Too many open files" in (by_key[(1, "file_descriptor")].error or "")
+    one = by_key[(1, "file_descriptor")]
+    assert not one.ok
+    # The worker's queue thread usually prints the OSError and drops the batch (the run stalls on that
+    # line); under a loaded CI run the batch was once lost with no line before the limit (a hang). The
+    # conclusion is the same either way: only the file_system run passes.
+    assert "Too many open files" in (one.error or "") or one.hang, one
     assert by_key[(2, "file_system")].ok
     assert all(r.fd_limit == 128 for r in report.runs)
     assert report.to_json()["runs"][-1]["sharing_strategy"] == "file_system"

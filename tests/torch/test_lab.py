@@ -21,6 +21,7 @@ import pytest
 from tests.conftest import FIXTURES, run_cli
 from trainmedic.torch.lab import cases as lab_cases
 from trainmedic.torch.lab.cases import Case, Outcome
+from trainmedic.torch.lab.runner import WARMUP_LIMIT
 
 LAB = FIXTURES / "lab"
 MANIFEST = LAB / "manifest.json"
@@ -131,6 +132,43 @@ def test_build_command_wraps_shm_cases_in_a_private_namespace(tmp_path: Path) ->
     assert ddp[ddp.index("--log-dir") + 1] == str(tmp_path / "logdir")
 
 
+def test_warm_up_runs_once_outside_the_limit_and_clears_locks_of_killed_builds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A one-time build (DeepSpeed's CPU op) runs before the case, once, in the lab's own extension
+    directory; a lock a killed build left there (torch waits ten minutes on one) is cleared."""
+    import sys
+    import time
+
+    from trainmedic.torch.lab import runner
+
+    ext = tmp_path / "ext"
+    monkeypatch.setattr(runner, "EXTENSIONS_DIR", ext)
+    monkeypatch.setattr(runner, "_warmed", set())
+    stale, current = ext / "py311_cpu" / "old_op" / "lock", ext / "py311_cpu" / "busy_op" / "lock"
+    for lock in (stale, current):
+        lock.parent.mkdir(parents=True)
+        lock.touch()
+    old = time.time() - runner.WARMUP_LIMIT - 60
+    os.utime(stale, (old, old))
+    seen = tmp_path / "seen.txt"
+    code = f"import os; open({str(seen)!r}, 'a').write(os.environ['TORCH_EXTENSIONS_DIR'] + chr(10))"
+    case = replace(lab_cases.get("getitem-exception-w0"), warmup=code)
+    runner._warm_up(case, sys.executable)
+    runner._warm_up(case, sys.executable)
+    assert seen.read_text().splitlines() == [str(ext)]
+    assert not stale.exists() and current.exists()  # a build may hold the recent one
+
+    # A build past the limit is killed, and the lock it took goes with it.
+    monkeypatch.setattr(runner, "WARMUP_LIMIT", 1.0)
+    left = ext / "py311_cpu" / "slow_op" / "lock"
+    hung = f"import pathlib, time; p = pathlib.Path({str(left)!r}); p.parent.mkdir(); p.touch(); time.sleep(60)"
+    start = time.monotonic()
+    runner._warm_up(replace(case, warmup=hung), sys.executable)
+    assert time.monotonic() - start < 30
+    assert not left.exists() and left.parent.is_dir()
+
+
 def test_build_command_runs_each_framework_through_its_own_launcher(tmp_path: Path) -> None:
     from trainmedic.torch.lab import runner
 
@@ -228,12 +266,15 @@ F = TypeVar("F", bound=Callable[..., None])
 
 
 def live(timeout: int) -> Callable[[F], F]:
-    """Marks of a test that runs real PyTorch programs: `lab`, `slow`, a timeout, and torch needed."""
+    """Marks of a test that runs real PyTorch programs: `lab`, `slow`, a timeout, and torch needed. They
+    share one xdist worker: two multi-rank runs at once (a DeepSpeed build beside a Lightning job) once
+    starved each other on a loaded two-core CI machine until ranks died before printing."""
 
     def mark(test: F) -> F:
         marks = (
             pytest.mark.lab,
             pytest.mark.slow,
+            pytest.mark.xdist_group("lab-live"),
             pytest.mark.timeout(timeout),
             pytest.mark.skipif(not HAS_TORCH, reason="needs torch (pip install 'trainmedic[torch]')"),
         )
@@ -320,7 +361,7 @@ def test_live_cli_run_keeps_logs_with_out(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", ["hf-getitem-exception", "accelerate-worker-killed", "lightning-callback-raises",
                                   "deepspeed-worker-killed"])
-@live(timeout=300)
+@live(timeout=300 + int(WARMUP_LIMIT))  # a first DeepSpeed case builds its op before its run
 def test_live_framework_case_is_diagnosed_exactly(name: str, tmp_path: Path) -> None:
     """One case per framework, run for real with the frameworks installed here: the program still works
     with them, the capture shows its messages, and the diagnosis matches the ground truth."""
@@ -328,6 +369,8 @@ def test_live_framework_case_is_diagnosed_exactly(name: str, tmp_path: Path) -> 
 
     case = lab_cases.get(name)
     result = _run(case, tmp_path)
-    assert not result.timed_out and result.returncode != 0
-    assert lab_cases.capture_problems(case, result.paths) == []
-    assert lab_cases.mismatches(case, Outcome.of(diagnose(result.paths))) == []
+    # (what the run printed, in the failure message: a CI run that loses it leaves nothing else to read)
+    tail = (result.directory / lab_cases.CONSOLE_LOG).read_text(errors="replace")[-4000:]
+    assert not result.timed_out and result.returncode != 0, tail
+    assert lab_cases.capture_problems(case, result.paths) == [], tail
+    assert lab_cases.mismatches(case, Outcome.of(diagnose(result.paths))) == [], tail

@@ -56,6 +56,9 @@ class Case:
     requires: tuple[str, ...] = ()  # modules the program imports besides torch (transformers, lightning, ...)
     every_rank: bool = False  # every rank fails alike (a bad config): any rank may be named first
     time_limit: float = 60.0  # hard limit, seconds; past it the run is killed and reported
+    # Python run once per process before the case's first run, outside its time limit: a one-time
+    # build (DeepSpeed's CPU comm op) that a busy machine could otherwise mistake for a hung run
+    warmup: str = ""
     stop_after: float | None = None  # the run is expected to stall: stop it (SIGTERM) after this long
     notes: str = ""
 

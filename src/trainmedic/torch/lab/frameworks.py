@@ -25,14 +25,17 @@ _LIGHTNING = ("lightning",)
 _DEEPSPEED = ("deepspeed",)
 _DS_ENV = (("DS_ACCELERATOR", "cpu"),)
 # DeepSpeed's CPU accelerator compiles its shared-memory all-reduce op (g++, through torch's extension
-# loader) the first time a process group starts in a new environment: a minute or more on two cores.
+# loader) the first time a process group starts in a new environment: a minute or more on two cores,
+# several on a loaded machine. The warm-up builds it before the run, so the limit is the run's own.
 _DS_LIMIT = 180.0
+_DS_WARMUP = "from deepspeed.comm.torch import build_shm_op; build_shm_op()"
 
 
 def _ranked(name: str, description: str, program: str, failure: str, *, launcher: Launcher = "python",
             expected_id: str | None, expect_text: tuple[str, ...], requires: tuple[str, ...],
             expected_verdict: Verdict = "failure", forbid_text: tuple[str, ...] = (),
-            env: tuple[tuple[str, str], ...] = (), time_limit: float = 60.0, notes: str = "") -> Case:
+            env: tuple[tuple[str, str], ...] = (), time_limit: float = 60.0, warmup: str = "",
+            notes: str = "") -> Case:
     """A 3-rank case where rank 1 fails (or none does, for a healthy control)."""
     healthy = expected_verdict == "healthy"
     return Case(
@@ -51,6 +54,7 @@ def _ranked(name: str, description: str, program: str, failure: str, *, launcher
         requires=requires,
         env=env,
         time_limit=time_limit,
+        warmup=warmup,
         notes=notes,
     )
 
@@ -265,6 +269,7 @@ DEEPSPEED_CASES: tuple[Case, ...] = (
         requires=_DEEPSPEED,
         env=_DS_ENV,
         time_limit=_DS_LIMIT,
+        warmup=_DS_WARMUP,
         notes="DeepSpeed's launcher prints the command of the last rank it spawned (--local_rank=2) as the "
         "one that exited: not the failing rank.",
     ),
@@ -281,6 +286,7 @@ DEEPSPEED_CASES: tuple[Case, ...] = (
         requires=_DEEPSPEED,
         env=_DS_ENV,
         time_limit=_DS_LIMIT,
+        warmup=_DS_WARMUP,
     ),
     _ranked(
         "deepspeed-healthy",
@@ -295,6 +301,7 @@ DEEPSPEED_CASES: tuple[Case, ...] = (
         requires=_DEEPSPEED,
         env=_DS_ENV,
         time_limit=_DS_LIMIT,
+        warmup=_DS_WARMUP,
     ),
 )
 

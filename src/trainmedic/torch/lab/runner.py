@@ -34,6 +34,11 @@ DEFAULT_SHM = "1g"  # the private /dev/shm of cases that do not test its size: r
 STOP_GRACE = 5.0  # seconds between SIGTERM and SIGKILL
 LEFTOVER_GRACE = 3.0  # seconds processes may take to exit after the main one did
 _RANK_FILES = ("stdout.log", "stderr.log", "error.json")
+WARMUP_LIMIT = 900.0  # seconds a case's one-time warm-up (a build) may take
+# torch's extension builds for lab runs (DeepSpeed's CPU comm op): the lab's own directory, so a lock
+# a killed build leaves behind is the lab's to clear, never one in the user's ~/.cache/torch_extensions.
+EXTENSIONS_DIR = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "trainmedic" / "lab-extensions"
+_warmed: set[tuple[str, str, tuple[tuple[str, str], ...]]] = set()
 # Variables that would make a program think it already runs under a launcher.
 _LAUNCHER_VARS = re.compile(
     r"^(?:RANK|LOCAL_RANK|WORLD_SIZE|LOCAL_WORLD_SIZE|GROUP_RANK|MASTER_ADDR|MASTER_PORT|TORCHELASTIC_\w+)$"
@@ -216,10 +221,55 @@ def _environment(case: Case, token: str, work: Path) -> dict[str, str]:
             # HF libraries: nothing is downloaded (the models are built from configs), nothing reported
             "HF_HUB_OFFLINE": "1",
             "HF_HUB_DISABLE_TELEMETRY": "1",
+            "TORCH_EXTENSIONS_DIR": str(EXTENSIONS_DIR),
         }
     )
     env.update(dict(case.env))
     return env
+
+
+def _warm_up(case: Case, python: str) -> None:
+    """Run the case's warm-up once per process, bounded by WARMUP_LIMIT. A failed or killed warm-up is
+    not reported here: the run then meets the same problem and reports it within its own limit.
+
+    A build killed midway leaves torch's lock file, and every later build would wait on it for ten
+    minutes: a lock older than any build is cleared first, and a killed warm-up clears its own.
+    """
+    key = (python, case.warmup, case.env)
+    if not case.warmup or key in _warmed:
+        return
+    _warmed.add(key)
+    EXTENSIONS_DIR.mkdir(parents=True, exist_ok=True)
+    _clear_locks(older_than=time.time() - WARMUP_LIMIT)
+    env = {k: v for k, v in os.environ.items() if not _LAUNCHER_VARS.match(k)}
+    env.update({"TORCH_EXTENSIONS_DIR": str(EXTENSIONS_DIR), "HF_HUB_OFFLINE": "1"}, **dict(case.env))
+    started = time.time()
+    proc = subprocess.Popen(
+        [python, "-c", case.warmup],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        proc.wait(timeout=WARMUP_LIMIT)
+    except subprocess.TimeoutExpired:
+        pass
+    finally:
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            _clear_locks(newer_than=started)
+
+
+def _clear_locks(*, older_than: float | None = None, newer_than: float | None = None) -> None:
+    for lock in EXTENSIONS_DIR.glob("*/*/lock"):
+        with contextlib.suppress(OSError):
+            mtime = lock.stat().st_mtime
+            if (older_than is not None and mtime < older_than) or (newer_than is not None and mtime >= newer_than):
+                lock.unlink()
 
 
 # ---------------------------------------------------------------- processes
@@ -382,6 +432,7 @@ def run_case(case: Case, directory: Path, *, python: str | None = None) -> RunRe
         return RunResult(case, directory, skipped=reason)
     python = python or sys.executable
     _prepare(directory)
+    _warm_up(case, python)
     token = secrets.token_hex(8)
     work = Path(tempfile.mkdtemp(prefix=f"trainmedic-lab-{case.name}-"))
     try:
