@@ -181,6 +181,9 @@ class CauseSpec(_Strict):
     loss_jump: float | None = Field(default=None, gt=1.0)
     loss_nonfinite: bool = False
     loss_vanished: bool = False
+    # Its warning-level lines, logged on this many lines of one process, are the failure (unless a finite,
+    # non-zero loss comes after the last): every evaluation's NaN loss, every sample's masked labels.
+    persists: int | None = Field(default=None, ge=2)
     stack_waits: list[str] = []
     main_first_frames: list[str] = []
     phrases: list[str] = []
@@ -296,6 +299,7 @@ def _to_entry(spec: EntrySpec, source: str) -> Entry:
             loss_jump=c.loss_jump,
             loss_nonfinite=c.loss_nonfinite,
             loss_vanished=c.loss_vanished,
+            persists=c.persists,
             stack_waits=tuple(c.stack_waits),
             main_first_frames=tuple(c.main_first_frames),
             phrases=tuple(c.phrases),

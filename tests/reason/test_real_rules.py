@@ -1024,7 +1024,7 @@ def test_an_exception_message_under_its_prefixed_header_is_that_ranks() -> None:
     d = _diagnose("fw-ds-qwen-vl-dp-4-to-8")
     assert d.primary is not None and d.primary.rank == 0
     # near-miss: a prefixed line that is a sentence, not an exception header, lends no rank
-    log = (b"[rank0]: Epoch 3 summary follows:\n"
+    log = (b"[rank1]: Epoch 3 summary follows:\n"
            b"The checkpoint being loaded used a DP world size of 4 but the current world size is 8.\n")
     d = Diagnoser().diagnose(log)
     assert d.primary is not None and d.primary.rank is None
@@ -1870,12 +1870,14 @@ def test_ctrl_c_before_any_progress_or_a_sigterm_is_still_a_failure() -> None:
 
 def test_an_unranked_failure_in_a_job_of_several_ranks_is_read_as_rank_0s() -> None:
     """Rank-prefixed progress from two ranks, then an error no prefix claims: most often rank 0's output
-    (the rank that logs). Near miss: a single process names no rank at all."""
+    (the rank that logs), as when rank 0 is the only rank named. Near miss: a single process names no rank."""
     steps = "".join(f"[rank{r}]: step {i} loss 1.{i}\n" for i in range(3) for r in (0, 1))
     oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB\n"
     d = Diagnoser().diagnose(Named("output.log", (steps + oom).encode()))
     assert d.primary is not None and d.primary.id == "cuda-out-of-memory/allocator-oom"
     assert d.primary.rank == 0 and "most often rank 0's" in d.primary.why
+    d = _diagnose("more35b-fish-speech-lora-loss-no-grad-fn")  # a rank-zero logger's "[rank: 0]", then the error
+    assert d.primary is not None and d.primary.rank == 0 and "the only rank the log names" in d.primary.why
     single = "".join(f"step {i} loss 1.{i}\n" for i in range(3)) + oom
     d = Diagnoser().diagnose(Named("output.log", single.encode()))
     assert d.primary is not None and d.primary.rank is None
@@ -2479,3 +2481,99 @@ def test_an_exit_reported_without_reason_is_the_echo_of_the_exception_that_ended
     d = Diagnoser().diagnose(Named("output.log", (bare + tb).encode()))
     assert d.primary is not None and d.primary.id == "unclassified-failure/uncaught-exception"
     assert "num_episodes must be a multiple" in d.primary.evidence[0].text
+
+
+def test_the_deepspeed_launchers_exit_report_names_rank_0_when_it_spawned_one_worker() -> None:
+    """The DeepSpeed launcher reports the command of the last worker it spawned; "--local_rank=0" there
+    means it spawned one, so that one failed. Near miss: "--local_rank=1" names no one."""
+    d = _diagnose("more31a-dolly-databricks-z3-pythia28b-return-code-minus9")
+    assert d.primary is not None and d.primary.id.startswith("host-oom/") and d.primary.rank == 0
+    line = ("[2023-05-15 13:14:32,960] [ERROR] [launch.py:434:sigkill_handler] ['/usr/bin/python', '-u', "
+            "'train.py', '--local_rank={}', '--deepspeed', 'ds.json'] exits with return code = -9\n")
+    d = Diagnoser().diagnose(Named("output.log", line.format(1).encode()))
+    assert d.primary is not None and d.primary.rank is None
+    d = Diagnoser().diagnose(Named("output.log", line.format(0).encode()))
+    assert d.primary is not None and d.primary.rank == 0
+
+
+def test_a_loss_printed_with_only_spaces_before_its_figure_is_followed_for_jumps() -> None:
+    """"Train loss 0.160487" (a script's own print, no colon) is a training-loss line: a jump to 10^18
+    that the log ends on is a loss spike, with the diverged run (the plateau) as the other reading.
+    Near misses: the same loss back down is healthy; prose ("loss 2 times") is no figure."""
+    d = _diagnose("more2-loss-spike-laddernet-wrong-lr-epoch4")
+    assert d.primary is not None and d.primary.id == "loss-spike/spike-detected"
+    assert [a.id for a in d.alternatives][:1] == ["loss-spike/high-loss-plateau"]
+    log = _case("more2-loss-spike-laddernet-wrong-lr-epoch4").log
+    _assert_healthy(log.replace("Train loss 1629511453423918336.000000", "Train loss 0.152001"))
+    _assert_healthy(log.replace("Train loss 1629511453423918336.000000", "Train loss 2 times the last"))
+
+
+def test_a_trainer_that_ends_polling_its_rollout_server_could_not_reach_it() -> None:
+    """TRL's VLLMClient logs "Server is not up yet" for each failed health check: a log that ends in them
+    is a trainer that never reached `trl vllm-serve`, though every line is at INFO level. AReaL's remote
+    engine says the same in its own words ("server launch failed" raised in sglang_remote.py). Near miss:
+    the server comes up and the steps rise after the retries."""
+    d = _diagnose("more32a-philschmid-mini-grpo-zero3-vllm-server-not-launched")
+    assert d.primary is not None and d.primary.id == "vllm-rollout-failure/server-not-running"
+    d = _diagnose("more41h-areal-lite-gsm8k-grpo-sglang-server-launch-failed-all-ranks")
+    assert d.primary is not None and d.primary.id == "vllm-rollout-failure/server-not-running"
+    retry = "2025-03-26 05:53:13 - INFO - trl.extras.vllm_client - Server is not up yet. Retrying in 2.0 seconds...\n"
+    up = "2025-03-26 05:53:19 - INFO - trl.extras.vllm_client - Server is up!\n"
+    bars = "".join(f"  {i}%|          | {i}/100 [00:0{i}<05:00,  1.20s/it]\n" for i in range(1, 5))
+    _assert_healthy(retry * 3 + up + bars)
+
+
+def test_apple_mps_backend_limits_are_named_ahead_of_the_abort_they_cause() -> None:
+    """Metal Performance Shaders' own assertion ("MPSNDArray.mm:...: failed assertion") aborts the process
+    with no Python traceback: the assertion is the cause, the shell's "Abort trap: 6" its echo. An
+    operator the MPS backend lacks names itself. Near miss: the fallback's warning is not a failure."""
+    d = _diagnose("more31n-admotiondirector-m2-mpsndarray-slice-assert-abort-trap")
+    assert d.primary is not None and d.primary.id == "device-backend-unsupported/mps-internal-error"
+    d = _diagnose("more35e-kraken-ketos-train-mps-ctc-loss-not-implemented")
+    assert d.primary is not None and d.primary.id == "device-backend-unsupported/mps-op-not-implemented"
+    _assert_healthy("step 1 loss 0.9\nUserWarning: The operator 'aten::sgn.out' is not currently supported on the "
+                    "MPS backend and will fall back to run on the CPU.\nstep 2 loss 0.8\nstep 3 loss 0.7\n"
+                    "Training completed.\n")
+
+
+def test_a_chat_template_that_masks_every_sample_is_the_failure_once_it_persists() -> None:
+    """LLaVA's "WARNING: tokenization mismatch: 58 vs. 57. (ignored)" masks that sample's labels: printed
+    for sample after sample, nothing trains (the cause's `persists`). Near misses: one or two odd samples,
+    and the warnings followed by a real, non-zero loss, are healthy."""
+    d = _diagnose("more35c-llava-llama3-wrong-preprocess-version")
+    assert d.primary is not None and d.primary.id == "training-config-error/conversation-template-mismatch"
+    warn = "WARNING: tokenization mismatch: {} vs. {}. (ignored)\n"
+    steps = "".join(f"{{'loss': 1.{9 - i}2, 'learning_rate': 2e-05, 'epoch': 0.0{i}}}\n" for i in range(1, 5))
+    _assert_healthy(steps + warn.format(58, 57) + warn.format(66, 65) + steps)
+    _assert_healthy("".join(warn.format(58 + i, 57 + i) for i in range(4)) + steps)
+
+
+def test_what_the_device_runtime_prints_below_an_unknown_exception_is_its_detail() -> None:
+    """torch_npu raises "NPU error, error code is 107020" and CANN then prints what failed ("hccl fftsplus
+    task timeout occurred"): the lines right below the exception, in its own process, are its detail, and
+    what they name leads. Near miss: the same timeout from another rank is a later failure the exception
+    may have caused; the exception still leads."""
+    d = _diagnose("more41e-npu-3node-910b-main-process-first-barrier-hccl-exec-timeout")
+    assert d.primary is not None and d.primary.id == "nccl-timeout/watchdog-timeout"
+    tb = ("[rank0]: Traceback (most recent call last):\n"
+          '[rank0]:   File "train.py", line 9, in <module>\n'
+          "[rank0]:     dist.barrier()\n"
+          "[rank0]: RuntimeError: npuSynchronizeDevice:torch_npu/csrc/core/npu/NPUStream.cpp:363 NPU error, error "
+          "code is 107020\n")
+    detail = ("[rank{}]: EI9999: The error from device(chipId:0, dieId:0), serial number is 1, hccl fftsplus task "
+              "timeout occurred during task execution, stream_id:4, sq_id:4, task_id:5, timeout:1836.\n")
+    led = {rank: Diagnoser().diagnose(Named("output.log", (tb + detail.format(rank)).encode())).primary
+           for rank in (0, 1)}
+    assert {rank: p.id if p else None for rank, p in led.items()} == {
+        0: "nccl-timeout/watchdog-timeout", 1: "unclassified-failure/uncaught-exception"}
+
+
+def test_a_worker_killed_by_sigterm_is_not_read_as_the_oom_killer() -> None:
+    """The OOM killer sends SIGKILL only: a worker "killed by signal: Terminated" (a tuner's DDP job torn
+    down) stays a kill whose sender was a scheduler, a launcher or a person, with no OOM reading."""
+    d = _diagnose("more7a-dlw-killed-sigterm-ultralytics-tuner-ddp")
+    assert d.primary is not None and d.primary.id == "dataloader-worker-failure/worker-killed", d.primary
+    assert "OOM killer" not in d.primary.why
+    # Near miss: the same message with SIGKILL leads with the worker's OOM kill.
+    d = _diagnose("dlw-killed-memory-leak-rlvigen")
+    assert d.primary is not None and d.primary.id == "dataloader-worker-failure/worker-oom", d.primary

@@ -66,7 +66,9 @@ _GLUED_RANK = re.compile(r"\[[EWIF][^\]\n]{0,60}\.cpp:\d{1,6}\] \[Rank (\d{1,6})
 # "[Rank 2]"), and prefixes that a timestamp pushed off the start of the line. Not the DeepSpeed
 # launcher's "CMD exits with return code = 1" nor the legacy torch.distributed.launch's
 # CalledProcessError: both print the command of the LAST worker they spawned (the spawn loop's `cmd`),
-# whichever failed, so its --local_rank names no one.
+# whichever failed, so its --local_rank names no one; unless it is "--local_rank=0": the last one
+# spawned was the first, the node ran one worker, and that one failed (rank 0 unless a host prefix
+# says the node is one of several, which failed_in checks).
 _LAUNCHER_RANK = re.compile(
     r"local_rank: (\d{1,6}) \((?:pid|process ID)"
     r"|\brank *: *(\d{1,6}) \(local_rank"
@@ -78,6 +80,7 @@ _LAUNCHER_RANK = re.compile(
     r"|\bnoticed that process rank (\d{1,6}) with PID"  # Open MPI's mpirun, PRRTE's prterun
     r"|\bProcess name: \[\[\d{1,9},\d{1,9}\],(\d{1,6})\]"  # mpirun: "The first process to do so was:"
     r"|\brank (\d{1,6}) died from signal \d"  # HPE PALS mpiexec: "rank 0 died from signal 11 and dumped core"
+    r"|[\"']--local_rank=(0)[\"'],[^\n]{0,4000}?\] exits with return code = -?[1-9]"
 )
 _MESSAGE_RANK = re.compile(
     r"\b(?:for|on) rank (\d{1,6})\b"  # DDP: "did not receive grad for rank 2"

@@ -148,6 +148,11 @@ def _missing(ctx: Context, cause_id: str) -> tuple[MissingFact, ...]:
     return tuple(m for m in ctx.library.cause(cause_id).missing if m.topic is None or m.topic not in known)
 
 
+def _competing(ctx: Context, cause: Cause) -> list[Cause]:
+    """The causes `cause` competes with, the one more often the answer in real logs (its prior) first."""
+    return [ctx.library.cause(c) for c in sorted(cause.competes, key=lambda c: -ctx.library.priors.get(c, 0))]
+
+
 def _check_with(*causes: Cause) -> str:
     """An alternative's "; check with `<command>`": the command that gets the missing fact of the first of
     these causes that names one; "" when none does."""
@@ -406,7 +411,7 @@ def _verdict(ctx: Context) -> Diagnosis:
     initiating = [_with_exception_above(ctx, e, initiating) if e.cause in ctx.library.wrappers else e
                   for e in initiating]
     warned = [e for e in initiating if e.warning and not _scale_collapsed(ctx, e) and not _nan_filtered(ctx, e)
-              and not _nan_persisted(ctx, e)]
+              and not _persisted(ctx, e)]
     if warned:
         initiating = [e for e in initiating if e not in warned]
         base = replace(base, notes=(*base.notes, *(
@@ -433,6 +438,18 @@ def _verdict(ctx: Context) -> Diagnosis:
     if announced:
         initiating = [e for e in initiating if e not in announced]
         fallbacks = [e for e in fallbacks if e not in announced]
+    # An exception no signature knows whose own process then prints, right below its traceback, what the
+    # device runtime reported (torch_npu raises "NPU error, error code is 107020" and CANN's lines after it
+    # say "hccl fftsplus task timeout occurred"): those lines are the exception's detail, not a later failure
+    # it caused, and what they name is the finding.
+    detailed = {f: d for f in fallbacks if f.traceback is not None and not f.traceback.truncated
+                for d in collateral_events if d.path == f.path and d.rank == f.rank
+                and 0 < d.line - f.traceback.last_line <= SAME_MESSAGE and _runtime_detail(ctx, d)}
+    if detailed and not known:
+        initiating = [*[e for e in initiating if e not in detailed], *dict.fromkeys(detailed.values())]
+        collateral_events = [e for e in collateral_events if e not in detailed.values()]
+        fallbacks = [e for e in fallbacks if e not in detailed]
+        known = [e for e in initiating if e not in fallbacks]
     # (A weak, ambiguous sign, a NaN in one metric line, is no known cause here: it meets the exception below.)
     strong = [e for e in known if not (e.ambiguous and e.weight < WEAK)]
     if fallbacks and strong and not all(e.ambiguous and _first([*fallbacks, e]) is not e for e in strong):
@@ -500,7 +517,13 @@ def _verdict(ctx: Context) -> Diagnosis:
         ev = (Evidence(p.path, failed.line, p.rank, failed.text),)
         primary = _finding(ctx, failed.cause, confidence_=0.75, rank=p.rank, host=None, time=None, evidence=ev,
                            missing=_missing(ctx, failed.cause), why=failed.why)
-        return replace(base, verdict="failure", primary=primary)
+        # The metric lines show the shape, not what stopped the run: the readings the same shape fits
+        # (a jump that stayed up: a detector's stop, or a run that diverged for good) follow it.
+        read = ctx.library.cause(failed.cause)
+        alts = tuple(Alternative(c.full_id, confidence.alternative(0.5, primary.confidence),
+                                 f"{c.title}: the same metric lines fit it{_check_with(c, read)}")
+                     for c in _competing(ctx, read))
+        return replace(base, verdict="failure", primary=primary, alternatives=alts)
     # (Nor a line a fingerprint reads as a warning or a precursor: its error-sounding words are advice.)
     quiet = [m for s in ctx.scans for m in s.matches if is_precursor(ctx.library, m)
              or ((fp := ctx.library.fingerprint(m.fingerprint)) is not None and fp.warning)]
@@ -695,25 +718,31 @@ def _nan_filtered(ctx: Context, e: Event) -> bool:
                and p.loss_max == 0.0 for s in ctx.scans for p in s.progress.values())
 
 
+def _runtime_detail(ctx: Context, e: Event) -> bool:
+    """A cascade cause's line (a timeout, a lost peer) that is not a launcher's teardown: what a device
+    runtime prints below the exception that reported its error code."""
+    cause = ctx.library.cause(e.cause)
+    return cause.role == "cascade" and ctx.library.entry(cause.entry_id).category != "launcher"
+
+
 def _cause_lines(ctx: Context, e: Event) -> set[int]:
     """The lines of its input where the event's cause matched, printed by its rank (or by any, unranked)."""
     return {m.line.number for s in ctx.scans if s.path == e.path for m in s.matches
             if m.cause == e.cause and (e.rank is None or m.line.rank in (e.rank, None))}
 
 
-NAN_PERSISTS = 3  # non-finite losses logged on this many lines of one process: the model stays NaN
-
-
-def _nan_persisted(ctx: Context, e: Event) -> bool:
-    """A warning of a non-finite loss that the same process logged again and again (every evaluation's
-    `'eval_loss': nan`): one NaN evaluation can be a bad batch, one that stays NaN is the model's weights
-    or outputs gone non-finite, which is the failure whatever the training loss printed. Unless a finite
-    loss came after the last of them (an fp16 run's early infinite gradient norms, then training on); a
-    loss of exactly 0 is no such sign (HF's Trainer prints a NaN step's loss as 0: `_nan_filtered`)."""
-    if not ctx.library.cause(e.cause).loss_nonfinite:
+def _persisted(ctx: Context, e: Event) -> bool:
+    """A warning its process logged again and again, at least the cause's `persists` times (every
+    evaluation's `'eval_loss': nan`; LLaVA masking every sample's labels): one can be a bad batch or an odd
+    sample, one that never stops is the run learning nothing, which is the failure whatever else it
+    printed. Unless a finite loss came after the last of them (an fp16 run's early infinite gradient
+    norms, then training on); a loss of exactly 0 is no such sign (HF's Trainer prints a NaN step's loss
+    as 0: `_nan_filtered`; a run whose every label is masked prints 0 too)."""
+    need = ctx.library.cause(e.cause).persists
+    if need is None:
         return False
     lines = _cause_lines(ctx, e)
-    if len(lines) < NAN_PERSISTS:
+    if len(lines) < need:
         return False
     last = max(lines)
     return not any(p.path == e.path and (e.rank is None or p.rank in (e.rank, None)) and p.line > last
@@ -899,7 +928,9 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
         conf = confidence.clamp(0.8)
     signal: Event | None = None  # a signal that cannot say why, read as its likeliest cause
     counted_none = first.cause in kills and cgroup_ooms == 0
-    unexplained = (first.cause in kills or first.ambiguous) and not (is_confirmed or cgroup_ooms or counted_none)
+    # (A kill is read as the OOM killer only when its signal could be the OOM killer's: the library marks
+    # SIGKILL's lines ambiguous, not SIGTERM's, which a scheduler, a launcher or a person sent.)
+    unexplained = first.ambiguous and not (is_confirmed or cgroup_ooms or counted_none)
     sender = ctx.library.likeliest_reading(first.cause) if unexplained else None
     guessing = sender is not None and first.cause not in kills
     told = next((e for e in also_collateral if guessing and not e.ambiguous and e.cause != first.cause
@@ -982,13 +1013,15 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
             rank, host = 0, None
             why_parts = [f"{who} failed waiting on another process, in words no signature knows, and no line "
                          f"names which; rank 0 is the one others most often wait for: look there first"]
-    if rank is None and len(ranks.expected_ranks(ctx)) > 1:
+    if rank is None and (len(exp := ranks.expected_ranks(ctx)) > 1 or exp == {0}):
         # A job of several ranks, and the failing line names none: output no prefix claims is most often
         # rank 0's (the rank that logs, and that prints alone under `if rank == 0`); on dev, 12 of the 15
-        # failures read with no rank whose thread established one were on rank 0.
+        # failures read with no rank whose thread established one were on rank 0. The same when rank 0 is
+        # the only rank any line names (a rank-zero logger's "[rank: 0]", one process's "[rank0]:"): the
+        # unprefixed failure is that process's (dev: 2 more right, none wrong).
         rank = 0
-        why_parts.append("its line names no rank; in a job of several ranks unprefixed output is most often "
-                         "rank 0's")
+        why_parts.append("its line names no rank; unprefixed output is most often rank 0's"
+                         + (", the only rank the log names" if exp == {0} else ""))
     primary = _finding(ctx, first.cause, confidence_=conf, rank=rank, host=host, time=first.time,
                        evidence=_evidence(evidence_lines), missing=missing, why="; ".join(why_parts),
                        calibrate=signal is None)
@@ -1005,10 +1038,10 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
     read = ctx.library.cause(signal.cause) if signal is not None else cause
     if (first.ambiguous or signal is not None) and not is_confirmed:
         # The log cannot tell them apart: the one more often the answer in real logs comes first.
-        for comp in sorted(read.competes, key=lambda c: -ctx.library.priors.get(c, 0)):
+        for c in _competing(ctx, read):
+            comp = c.full_id
             if comp == first.cause:
                 continue
-            c = ctx.library.cause(comp)
             check = _check_with(c, read)
             warned = [m for m in before if m.cause == comp]
             if warned:

@@ -46,6 +46,8 @@ def failed_in(lines: Sequence[Line]) -> set[int]:
                 or "from signal 15" in ln.text):
             continue  # the launcher's own teardown, not a rank that failed
         r = launcher_rank(ln.text)
+        if r == 0 and ln.host is not None and "exits with return code" in ln.text:
+            continue  # the DeepSpeed launcher of one node of several: its one worker's global rank is unknown
         if r is not None:
             out.add(r)
     return out

@@ -80,8 +80,10 @@ PROGRESS: tuple[Pattern, ...] = (
     # A line that reports the training loss is a step done, whatever else it prints ("1336 Loss : 1.4608").
     # (timm pads the figure to its width, NaN included: "Loss:       nan (   nan)")
     # (So does a term of the loss by its own name: a GAN's "D_loss: nan, ..., G_loss: 0.41", "lm_loss=2.1".)
-    Pattern("loss-line", r"(?:^|[^\w.'])(?:[A-Za-z][A-Za-z0-9]{0,11}_)?[Ll]oss ?[:=] {0,12}(?:\d|nan\b|NaN\b)",
-            "progress"),
+    # (A script's own print may put only spaces between name and figure, "Train loss 0.347656", as
+    # nanoGPT's "loss 3.9883," does: a figure with a decimal point then, never prose's "loss 2 times".)
+    Pattern("loss-line", r"(?:^|[^\w.'])(?:[A-Za-z][A-Za-z0-9]{0,11}_)?[Ll]oss(?: ?[:=] {0,12}(?:\d|nan\b|NaN\b)"
+            r"| {1,12}\d{1,40}\.\d)", "progress"),
     Pattern("epoch", r"\b[Ee]poch[ =:]+\d+", "progress"),
     # MMCV/MMEngine: "Epoch [1][200/62598]", "Epoch(train) [1][200/1000]", "Iter(train) [200/1000]";
     # pytorch/examples' ProgressMeter: "Epoch: [0][ 10/5005]".
