@@ -8,19 +8,18 @@
 from __future__ import annotations
 
 import time
-from datetime import timedelta
 
 import torch
 from accelerate import Accelerator
 from accelerate.utils import InitProcessGroupKwargs
-from regression import Regression, failure_parser  # type: ignore[import-not-found]  # beside this script
+from regression import Regression, failure_parser, group_timeout  # type: ignore[import-not-found]  # beside this script
 from torch.utils.data import DataLoader
 
 
 def main() -> None:
     args = failure_parser(__doc__, ["raise", "worker-kill", "hang"]).parse_args()
     accelerator = Accelerator(
-        cpu=True, kwargs_handlers=[InitProcessGroupKwargs(timeout=timedelta(seconds=args.timeout))]
+        cpu=True, kwargs_handlers=[InitProcessGroupKwargs(timeout=group_timeout(args))]
     )
     rank = accelerator.process_index
     failing = rank == args.fail_rank and args.failure != "none"

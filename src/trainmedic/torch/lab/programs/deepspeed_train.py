@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import os
 import time
-from datetime import timedelta
 
 import deepspeed
 import torch
-from regression import Regression, failure_parser  # type: ignore[import-not-found]  # beside this script
+from regression import Regression, failure_parser, group_timeout  # type: ignore[import-not-found]  # beside this script
 from torch.utils.data import DataLoader
 
 
@@ -21,7 +20,7 @@ def main() -> None:
     parser = failure_parser(__doc__, ["worker-kill", "hang", "batch-config"])
     parser.add_argument("--local_rank", type=int, default=-1)  # the launcher passes it
     args = parser.parse_args()
-    deepspeed.init_distributed(dist_backend="gloo", timeout=timedelta(seconds=args.timeout))
+    deepspeed.init_distributed(dist_backend="gloo", timeout=group_timeout(args))
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     failing = rank == args.fail_rank and args.failure in ("worker-kill", "hang")
     torch.manual_seed(0)

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import argparse
 import time
-from datetime import timedelta
 from typing import Any
 
 import lightning as L
 import torch
 from lightning.pytorch.strategies import DDPStrategy
-from regression import Regression, failure_parser  # type: ignore[import-not-found]  # beside this script
+from regression import Regression, failure_parser, group_timeout  # type: ignore[import-not-found]  # beside this script
 from torch.utils.data import DataLoader
 
 
@@ -67,7 +66,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.manual_seed(0)
     trainer = L.Trainer(
-        accelerator="cpu", devices=args.devices, strategy=DDPStrategy(timeout=timedelta(seconds=args.timeout)),
+        accelerator="cpu", devices=args.devices, strategy=DDPStrategy(timeout=group_timeout(args)),
         max_steps=args.steps, enable_checkpointing=False, logger=False, enable_model_summary=False,
         callbacks=[ExportMetrics(args)], enable_progress_bar=False,
     )

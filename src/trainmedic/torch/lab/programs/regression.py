@@ -9,6 +9,7 @@ import argparse
 import os
 import signal
 import time
+from datetime import timedelta
 
 import torch
 from torch.utils.data import Dataset, get_worker_info
@@ -41,5 +42,15 @@ def failure_parser(doc: str | None, failures: list[str]) -> argparse.ArgumentPar
     parser.add_argument("--fail-rank", type=int, default=1)
     parser.add_argument("--fail-step", type=int, default=3)
     parser.add_argument("--steps", type=int, default=8)
-    parser.add_argument("--timeout", type=float, default=15.0, help="process-group timeout, seconds")
+    parser.add_argument("--timeout", type=float, default=None,
+                        help="process-group timeout, seconds (default: 15 for --failure hang, else 300)")
     return parser
+
+
+def group_timeout(args: argparse.Namespace) -> timedelta:
+    """The process group's timeout. It bounds the rendezvous too, where rank 0 waits for the others to
+    start: on a loaded machine, ranks that import Lightning or DeepSpeed took over 16 s to join. Only a
+    hang needs it short, so that the others give up within the capture; every other run gets minutes."""
+    if args.timeout is not None:
+        return timedelta(seconds=args.timeout)
+    return timedelta(seconds=15.0 if args.failure == "hang" else 300.0)
