@@ -241,27 +241,29 @@ def _warm_up(case: Case, python: str) -> None:
     _warmed.add(key)
     EXTENSIONS_DIR.mkdir(parents=True, exist_ok=True)
     _clear_locks(older_than=time.time() - WARMUP_LIMIT)
-    env = {k: v for k, v in os.environ.items() if not _LAUNCHER_VARS.match(k)}
-    env.update({"TORCH_EXTENSIONS_DIR": str(EXTENSIONS_DIR), "HF_HUB_OFFLINE": "1"}, **dict(case.env))
+    # The run's own environment and marker: a build the limit cuts short is reaped like a run's leftovers.
+    token = secrets.token_hex(8)
+    work = Path(tempfile.mkdtemp(prefix="trainmedic-lab-warmup-"))
     started = time.time()
     proc = subprocess.Popen(
         [python, "-c", case.warmup],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        env=env,
+        env=_environment(case, token, work),
         start_new_session=True,
     )
     try:
-        proc.wait(timeout=WARMUP_LIMIT)
-    except subprocess.TimeoutExpired:
-        pass
-    finally:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=WARMUP_LIMIT)
+    finally:  # (a KeyboardInterrupt too: no build is left running, nor its lock)
         if proc.poll() is None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+            kill_leftovers(token)
             _clear_locks(newer_than=started)
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def _clear_locks(*, older_than: float | None = None, newer_than: float | None = None) -> None:
