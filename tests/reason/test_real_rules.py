@@ -2577,3 +2577,26 @@ def test_a_worker_killed_by_sigterm_is_not_read_as_the_oom_killer() -> None:
     # Near miss: the same message with SIGKILL leads with the worker's OOM kill.
     d = _diagnose("dlw-killed-memory-leak-rlvigen")
     assert d.primary is not None and d.primary.id == "dataloader-worker-failure/worker-oom", d.primary
+
+
+def test_old_torch_wordings_of_a_device_mismatch_are_a_device_mismatch() -> None:
+    """torch 1.1's TensorIterator said "expected backend CPU and dtype Float but got backend CUDA": Adam's
+    state restored on the CPU while the model trained on the GPU. Another dtype on the same device is not."""
+    d = _diagnose("b65c-schnetpack-qm9-restart-cuda-adam-state-backend-cpu")
+    assert d.primary is not None and d.primary.id == "device-mismatch/tensors-on-different-devices"
+    near = _case("b65c-schnetpack-qm9-restart-cuda-adam-state-backend-cpu").log.replace(
+        "backend CPU and dtype Float but got backend CUDA", "backend CUDA and dtype Float but got backend CUDA")
+    d = Diagnoser().diagnose(Named("output.log", near.encode()))
+    assert d.primary is not None and d.primary.id != "device-mismatch/tensors-on-different-devices"
+
+
+def test_a_deepspeed_op_whose_link_fails_is_its_build_failure_before_the_extension_error() -> None:
+    """ninja's "FAILED: cpu_adam.so" and the linker's "cannot find -lcurand": the paste stops at torch's
+    CalledProcessError, before DeepSpeed's "Error building extension 'cpu_adam'"; a project's own
+    extension failing the same way is not DeepSpeed's op."""
+    case_id = "b65c-ds-cpu-adam-ld-cannot-find-lcurand-symlink-torch-lib"
+    d = _diagnose(case_id)
+    assert d.primary is not None and d.primary.id == "deepspeed-failure/op-build-failure"
+    near = _case(case_id).log.replace("cpu_adam", "my_kernels")
+    d = Diagnoser().diagnose(Named("output.log", near.encode()))
+    assert d.primary is not None and d.primary.id != "deepspeed-failure/op-build-failure"
