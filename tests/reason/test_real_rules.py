@@ -2600,3 +2600,20 @@ def test_a_deepspeed_op_whose_link_fails_is_its_build_failure_before_the_extensi
     near = _case(case_id).log.replace("cpu_adam", "my_kernels")
     d = Diagnoser().diagnose(Named("output.log", near.encode()))
     assert d.primary is not None and d.primary.id != "deepspeed-failure/op-build-failure"
+
+
+def test_a_nan_step_its_process_trained_past_is_not_the_failure() -> None:
+    """Every loss NaN to the end is the failure (a real run, the dev case); one NaN step, then two steps
+    with finite losses, is a skipped step (HF Trainer's bar and log dict, as it prints them). A loss of
+    exactly 0 after it is no sign: the Trainer logs a NaN step's loss as 0."""
+    d = _diagnose("more31h-torchao-float8-rowwise-lora-nan-zero-scale")
+    assert d.primary is not None and d.primary.id == "nan-loss/nonfinite-loss"
+    lines = ["{'loss': 1.9, 'grad_norm': 3.1, 'learning_rate': 2e-05, 'epoch': 0.0}"]
+    for step, loss in enumerate(("nan", "1.7", "1.6"), start=1):
+        lines.append(f"  {step}%|▏         | {step}/100 [00:1{step}<08:12,  2.49s/it]"
+                     f"{{'loss': {loss}, 'grad_norm': {loss}, 'learning_rate': 4e-05, 'epoch': 0.0{step}}}")
+    went_on = "\n".join(lines) + "\n"
+    assert Diagnoser().diagnose(Named("output.log", went_on.encode())).verdict == "healthy"
+    zeros = went_on.replace("'loss': 1.7", "'loss': 0.0").replace("'loss': 1.6", "'loss': 0.0")
+    d = Diagnoser().diagnose(Named("output.log", zeros.encode()))
+    assert d.primary is not None and d.primary.id == "nan-loss/nonfinite-loss"
