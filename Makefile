@@ -50,7 +50,9 @@ typecheck: $(STAMP)
 pytest: $(STAMP) $(SYSTEM_STAMP) $(SARIF_SCHEMA)
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
 
-test: lint typecheck pytest eval
+# (`make eval`'s check runs inside pytest: tests/test_eval.py fails unless docs/accuracy.md and corpus/eval/
+# are exactly what `make eval` writes now, which a worse figure cannot be without ACCEPT=1.)
+test: lint typecheck pytest
 
 # The inner loop: lint, types and the fast tests, no browser, database, lab or slow test (< 2 min).
 check: $(STAMP)

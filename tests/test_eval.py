@@ -34,7 +34,8 @@ def test_every_corpus_case_is_valid() -> None:
     assert mod.main() == 0
 
 
-@pytest.mark.timeout(900)  # the whole corpus and one library per entry left out: 300 s ran out on a loaded CI machine
+@pytest.mark.slow  # the whole corpus and one library per entry left out: about 2 minutes, `make test` runs it
+@pytest.mark.timeout(900)  # 300 s ran out on a loaded CI machine
 def test_committed_accuracy_figures_are_fresh() -> None:
     """docs/accuracy.md, corpus/eval/outcomes.tsv and figures.json are what `make eval` writes now."""
     assert eval_main(["--corpus", str(CORPUS), "--docs", str(ROOT / "docs" / "accuracy.md"), "--check"]) == 0
