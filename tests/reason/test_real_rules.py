@@ -2617,3 +2617,14 @@ def test_a_nan_step_its_process_trained_past_is_not_the_failure() -> None:
     zeros = went_on.replace("'loss': 1.7", "'loss': 0.0").replace("'loss': 1.6", "'loss': 0.0")
     d = Diagnoser().diagnose(Named("output.log", zeros.encode()))
     assert d.primary is not None and d.primary.id == "nan-loss/nonfinite-loss"
+
+
+def test_a_layout_the_pin_thread_cannot_pin_is_not_a_failed_allocation() -> None:
+    """The pin-memory thread's NotImplementedError (a sparse CSR batch: no _pin_memory kernel for it) is
+    a batch that cannot be pinned; the same thread re-raising a RuntimeError stays what it was."""
+    case_id = "b68b-dlw-pin-thread-sparse-csr-notimplemented"
+    d = _diagnose(case_id)
+    assert d.primary is not None and d.primary.id == "pinned-memory-failure/pin-non-cpu-tensor"
+    near = _case(case_id).log.replace("NotImplementedError: Caught NotImplementedError", "RuntimeError: Caught RuntimeError")
+    d = Diagnoser().diagnose(Named("output.log", near.encode()))
+    assert d.primary is not None and d.primary.id != "pinned-memory-failure/pin-non-cpu-tensor"
