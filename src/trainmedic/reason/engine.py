@@ -775,15 +775,15 @@ def _went_on(ctx: Context, e: Event) -> bool:
     the process trained on. Only for an error raised inside the process: a stop from outside (the
     scheduler's cancel, the launcher's teardown, a kill) lands when the signal does, and a process that
     catches SIGTERM prints a few more steps first; nor for a cause read from the metrics (a NaN loss
-    goes on printing steps)."""
+    goes on printing steps: a non-finite loss went on only when finite losses came after it)."""
     cause = ctx.library.cause(e.cause)
     if cause.loss_nonfinite and e.traceback is None:
         return _finite_after(ctx, e)
     if (cause.metric_shaped or ctx.library.entry(cause.entry_id).category == "launcher" or cause.kill_record
             or e.cause in ctx.library.kills or (e.cause in ctx.library.fallbacks and e.traceback is None)):
         return False
-    if e.rank is None and any(s.ranks or any(w > 1 for w in s.world_sizes) for s in ctx.scans):
-        return False  # unprefixed lines of several processes: the steps may well be another process's
+    if _unprefixed_among_several(ctx, e):
+        return False  # the steps may well be another process's
     last = max((m.line.number for s in ctx.scans if s.path == e.path for m in s.matches
                 if m.cause == e.cause and m.line.rank == e.rank), default=e.line)
     last = max(last, e.traceback.last_line if e.traceback is not None else e.line)
@@ -802,13 +802,19 @@ def _went_on(ctx: Context, e: Event) -> bool:
                for s in ctx.scans for p in s.progress.values())
 
 
+def _unprefixed_among_several(ctx: Context, e: Event) -> bool:
+    """An event on a line no rank prefix claims, in a job of several processes (ranks named, or a world
+    size above one): the progress lines around it may be any process's."""
+    return e.rank is None and any(s.ranks or any(w > 1 for w in s.world_sizes) for s in ctx.scans)
+
+
 def _finite_after(ctx: Context, e: Event) -> bool:
     """A non-finite loss its process trained past: two steps on from the last line where the cause
     matched, it logged a finite, non-zero loss (a NaN run goes on printing steps, NaN each; one NaN
     step of an fp16 or RL run, then normal losses, is a skipped step). As `_persisted` gives way; a loss
     of exactly 0 is no such sign (HF's Trainer prints a NaN step's loss as 0)."""
-    if e.rank is None and any(s.ranks or any(w > 1 for w in s.world_sizes) for s in ctx.scans):
-        return False  # unprefixed lines of several processes: the losses may well be another process's
+    if _unprefixed_among_several(ctx, e):
+        return False  # the losses may well be another process's
     last = max(_cause_lines(ctx, e), default=e.line)
     return any(p.path == e.path and p.rank == e.rank and p.line > last and sum(n > last for n in p.rises) >= 2
                and p.loss_last is not None and math.isfinite(p.loss_last) and p.loss_last != 0.0
