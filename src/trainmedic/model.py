@@ -469,6 +469,7 @@ class ScanResult:
     summaries: tuple[SummaryRecord, ...] = ()
     memory_tables: tuple[MemoryTable, ...] = ()  # torch.cuda.memory_summary() tables (reader: a few kept)
     world_sizes: frozenset[int] = frozenset()
+    stated_ranks: frozenset[int] = frozenset()  # ranks its unprefixed lines say they are ("GLOBAL_RANK: 0")
     progress: Mapping[int | None, RankProgress] = field(default_factory=dict)
     tqdm_incomplete: Mapping[int | None, bool] = field(default_factory=dict)
     done: bool = False  # the log printed a line that says training finished

@@ -2628,3 +2628,17 @@ def test_a_layout_the_pin_thread_cannot_pin_is_not_a_failed_allocation() -> None
     near = _case(case_id).log.replace("NotImplementedError: Caught NotImplementedError", "RuntimeError: Caught RuntimeError")
     d = Diagnoser().diagnose(Named("output.log", near.encode()))
     assert d.primary is not None and d.primary.id != "pinned-memory-failure/pin-non-cpu-tensor"
+
+
+@pytest.mark.parametrize("case_id", [
+    "more50c-semseg-second-concurrent-run-same-a100-tcpstore-address-in-use",  # the script's "Global Rank: 0"
+    "more32b-vits-train-ms-spawn-rank0-device-assert-nccl-unhandled-cuda",  # c10d's "Process Group destroyed on rank 0"
+])
+def test_an_unprefixed_log_whose_process_says_its_rank_is_that_ranks(case_id: str) -> None:
+    """No rank prefix anywhere, one process saying which rank it is: its failure is that rank's. A second
+    rank saying so in the same input (each Lightning rank prints its own GLOBAL_RANK) leaves it open."""
+    d = _diagnose(case_id)
+    assert d.primary is not None and d.primary.rank == 0
+    two = "Initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/2\n" + _case(case_id).log
+    d = Diagnoser().diagnose(Named("output.log", two.encode()))
+    assert d.primary is not None and d.primary.rank is None

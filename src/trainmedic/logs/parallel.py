@@ -228,6 +228,7 @@ def merge(source: Source, parts: list[ScanResult]) -> ScanResult:
         out.summaries.extend(shifted.summaries)
         out.memory_tables.extend(shifted.memory_tables)
         out.world_sizes |= shifted.world_sizes
+        out.stated_ranks |= shifted.stated_ranks
         out.contexts |= shifted.contexts
         out.ranks |= shifted.ranks
         out.bytes += shifted.bytes

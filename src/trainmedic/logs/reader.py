@@ -95,6 +95,8 @@ _EPOCH = re.compile(r"\b[Ee]poch[ =:]+(\d{1,18}(?!\d))")
 _BRACKETED = re.compile(r"\[ {0,8}(\d{1,18}(?!\d))/\d+(?: \( {0,2}\d{1,3}%\))?\]")
 _WORLD = re.compile(r"(?:(?:world_size|WORLD_SIZE|num_processes)[=: ]+|MEMBER: \d{1,9}/|Starting with )"
                     r"(\d{1,18}(?!\d))")
+_OWN_RANK = re.compile(r"(?:GLOBAL_RANK: |Global Rank: |Process Group destroyed on rank |"
+                       r"RANK and WORLD_SIZE in environ: )(\d{1,9}(?!\d))")
 _KV = re.compile(r"(?<!\w)(\w+) *: (.*)")  # (a key starts a word: no retry inside a long one)
 _OWN_LEVEL = linear.compile_bytes(ERROR_LEVEL)
 # A line that starts a record of its own, never the rest of a warning's message: an exception's line
@@ -162,6 +164,7 @@ class Found:
     summaries: list[SummaryRecord] = field(default_factory=list)
     memory_tables: list[MemoryTable] = field(default_factory=list)
     world_sizes: set[int] = field(default_factory=set)
+    stated_ranks: set[int] = field(default_factory=set)  # ranks unprefixed lines say they are
     progress: dict[int | None, RankProgress] = field(default_factory=dict)
     tqdm_incomplete: dict[int | None, bool] = field(default_factory=dict)
     done: bool = False
@@ -184,7 +187,8 @@ class Found:
         return ScanResult(
             path=self.source.name, bytes=self.bytes, lines=self.lines, ranks=frozenset(self.ranks),
             matches=tuple(self.matches), tracebacks=tuple(self.tracebacks), summaries=tuple(self.summaries),
-            world_sizes=frozenset(self.world_sizes), progress=dict(self.progress),
+            world_sizes=frozenset(self.world_sizes), stated_ranks=frozenset(self.stated_ranks),
+            progress=dict(self.progress),
             tqdm_incomplete=dict(self.tqdm_incomplete), done=self.done, done_line=self.done_line,
             last_line_rank=dict(self.last_line_rank),
             dropped=dict(self.dropped), contexts=frozenset(self.contexts), cut_lines=self.cut_lines,
@@ -615,9 +619,12 @@ class Reader:
                         del result.memory_tables[:-MAX_MEMORY_TABLES]
                 continue
             if pattern.kind == "world":
-                m = _WORLD.search(_decode(raw))
+                text = _decode(raw)
+                m = _WORLD.search(text)
                 if m and 1 <= int(m.group(1)) <= 1_000_000:
                     result.world_sizes.add(int(m.group(1)))
+                if (own := _OWN_RANK.search(text)) is not None and split_prefix(text[:200]).rank is None:
+                    result.stated_ranks.add(int(own.group(1)))
                 continue
             hits[pid] += 1
             if hits[pid] > MAX_HITS_PER_PATTERN:
@@ -1371,7 +1378,8 @@ class ScanState:
             return self.result.freeze()
         r = self.result
         snap = Found(r.source, r.bytes, 0, set(r.ranks), list(r.matches), list(r.tracebacks),
-                     list(r.summaries), list(r.memory_tables), set(r.world_sizes), contexts=set(r.contexts),
+                     list(r.summaries), list(r.memory_tables), set(r.world_sizes), set(r.stated_ranks),
+                     contexts=set(r.contexts),
                      seen_ranks={k: set(v) for k, v in r.seen_ranks.items()})
         self._close(snap)
         return snap.freeze()

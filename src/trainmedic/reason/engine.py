@@ -226,8 +226,24 @@ def _progress(ctx: Context) -> dict[int | None, RankProgress]:
 
 
 def reason(ctx: Context) -> Diagnosis:
-    d = _often_instead(ctx, _reason(ctx))
+    d = _stated_rank(ctx, _often_instead(ctx, _reason(ctx)))
     return replace(d, action=action.decide(d, ctx.scans, ctx.library))
+
+
+def _stated_rank(ctx: Context, d: Diagnosis) -> Diagnosis:
+    """A failure no prefix ties to a rank, in an input with no rank prefixes at all whose process said
+    which rank it was, one rank only ("Initializing distributed: GLOBAL_RANK: 0", "Process Group destroyed
+    on rank 0"): the input is that rank's output, so the failure is that rank's. Two ranks saying so in
+    one input (each Lightning rank prints its own) leave it open."""
+    p = d.primary
+    if p is None or p.rank is not None or not p.evidence:
+        return d
+    paths = {ev.path for ev in p.evidence}
+    scans = [s for s in ctx.scans if s.path in paths]
+    stated = {r for s in scans for r in s.stated_ranks}
+    if len(stated) != 1 or any(s.ranks for s in scans):
+        return d
+    return replace(d, primary=replace(p, rank=stated.pop()))
 
 
 def _often_instead(ctx: Context, d: Diagnosis) -> Diagnosis:

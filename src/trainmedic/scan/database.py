@@ -66,6 +66,11 @@ STRUCTURE: tuple[Pattern, ...] = (
     # once all have ("All distributed processes registered. Starting with 3 processes").
     Pattern("world-size", r"world_size[=: ]+\d+|WORLD_SIZE[=: ]+\d+|num_processes[=: ]+\d+|MEMBER: \d+/\d+|"
             r"Starting with \d+ processes", "world"),
+    # A process saying which rank it is, in its own output: Lightning ("Initializing distributed: GLOBAL_RANK:
+    # 0, MEMBER: 1/2"), torch 1.x's c10d teardown ("Process Group destroyed on rank 0"), the Swin Transformer
+    # family's start-up print ("RANK and WORLD_SIZE in environ: 0/1"), scripts' "Global Rank: 0".
+    Pattern("own-rank", r"GLOBAL_RANK: \d+|Global Rank: \d+|Process Group destroyed on rank \d+|"
+            r"RANK and WORLD_SIZE in environ: \d+/", "world"),
 )
 
 # A tqdm bar: "37/100 [00:12<00:21, ...]", or with no total (an iterable without len) "120it [00:08, 14.2it/s]".
