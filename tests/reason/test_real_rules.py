@@ -2642,3 +2642,16 @@ def test_an_unprefixed_log_whose_process_says_its_rank_is_that_ranks(case_id: st
     two = "Initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/2\n" + _case(case_id).log
     d = Diagnoser().diagnose(Named("output.log", two.encode()))
     assert d.primary is not None and d.primary.rank is None
+
+
+def test_a_connection_reset_raised_by_a_store_operation_is_the_store_lost() -> None:
+    """torch 1.x's bare "RuntimeError: Connection reset by peer", raised in init_process_group's
+    store-based barrier (store.add) after the process hosting the store exited, is the store lost; the
+    same error raised from another call (a data client's socket) stays a reset connection."""
+    case_id = "b69b-hx-launch-wrong-attempt-2node-worker-node-store-reset"
+    d = _diagnose(case_id)
+    assert d.primary is not None and d.primary.id == "peer-connection-lost/store-lost"
+    near = _case(case_id).log.replace("store.add(store_key, 0)", "sock.recv(4096)").replace(
+        "_store_based_barrier", "fetch_batch")
+    d = Diagnoser().diagnose(Named("output.log", near.encode()))
+    assert d.primary is not None and d.primary.id != "peer-connection-lost/store-lost"
