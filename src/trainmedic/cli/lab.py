@@ -186,7 +186,8 @@ def run_one(case: Case, directory: Path, diagnose: Diagnose | None) -> CaseRepor
         except Exception as exc:  # one broken diagnosis must not hide the other cases' results
             report.reasons.append(f"diagnose raised {type(exc).__name__}: {exc}")
         else:
-            report.reasons += lab_cases.mismatches(case, report.got)
+            report.reasons += lab_cases.mismatches(case, report.got,
+                                                   lab_cases.silenced_by_teardown(case, result.paths))
     if report.reasons:
         report.status = "fail"
     return report
