@@ -153,6 +153,19 @@ def test_a_line_no_exception_class_starts_is_not_a_traceback_s_exception() -> No
     assert tb.exceptions == ("KeyError: 'labels'",)
 
 
+def test_python_3_11_s_caret_lines_are_no_frames() -> None:
+    # a traceback cut under a frame's caret line: its last frame is the code the carets point at
+    cut = ('Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n    main()\n    ^^^^^^\n'
+           '  File "/opt/torch/functional.py", line 386, in einsum\n'
+           "    return _VF.einsum(equation, operands)\n           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n")
+    [tb] = Diagnoser().scan(cut.encode())[0].tracebacks
+    assert tb.truncated and tb.frames[-1] == "return _VF.einsum(equation, operands)"
+    assert not any(frame.startswith("^") for frame in tb.frames)
+    # a line the carets do not fill alone stays a frame's ("~~~^~~~" is a marker too; "^C" is not)
+    [tb] = Diagnoser().scan(cut.replace("    ^^^^^^\n", "    ~~~^~~\n^C\n", 1).encode())[0].tracebacks
+    assert "^C" in tb.frames and "~~~^~~" not in tb.frames
+
+
 def test_a_stack_cut_by_another_process_s_lines_is_part_of_the_traceback_below_it() -> None:
     # two workers' prints split the main process's traceback; its exception comes after them
     case = load_case(REAL / "more18a-data-dewarping-worker-unpickling-gw-sample-truncated.yaml")

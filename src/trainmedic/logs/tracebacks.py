@@ -80,6 +80,9 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
         if state == "frames":
             if not stripped or FILLER.fullmatch(stripped):
                 continue
+            if _MARKERS.fullmatch(stripped):
+                last = first_line + idx  # Python 3.11's caret line under a frame's code: no frame
+                continue
             if body.startswith(INDENT) or stripped.startswith(("^", "~")):
                 frames.append(stripped)
                 last = first_line + idx
@@ -185,6 +188,7 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
 # What indents a frame's lines: spaces and tabs, and the no-break and ideographic spaces a paste through a
 # web page or a CJK input method turns them into ("　File \"train.py\", line 3, in main").
 INDENT = (" ", "\t", "\u00a0", "\u3000")
+_MARKERS = re.compile(r"[\^~]{1,1000}")
 _GLUED_FRAME = re.compile(r'File "[^"\n]{1,1000}", line \d{1,9}, in ')
 _EXCEPTION_START = re.compile(r"[A-Za-z_][\w.]{0,200}: ")  # "RuntimeError: ... File "code.py", line 3, in f"
 # torchrun's agent on Ctrl-C: its handler raises SignalException for SIGINT (2), as Python raises KeyboardInterrupt
