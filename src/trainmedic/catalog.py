@@ -169,6 +169,11 @@ class Library:
         return self.wrappers | frozenset(c.full_id for c in self.causes() if self.wrappers & set(c.competes))
 
     @functools.cached_property
+    def aborters(self) -> frozenset[str]:
+        """Causes whose watchdog ends the process with SIGABRT once it fires."""
+        return frozenset(c.full_id for c in self.causes() if c.aborts_process)
+
+    @functools.cached_property
     def in_worker(self) -> dict[str, str]:
         return {c.full_id: c.in_worker for c in self.causes() if c.in_worker}
 

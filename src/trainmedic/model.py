@@ -114,6 +114,7 @@ class Cause:
     mid_run_as: str | None = None
     work_mismatch: bool = False  # also read from timeouts at one sequence number in different operations
     store_overfull: bool = False  # read from a store barrier that counts more workers than the world size
+    aborts_process: bool = False  # its watchdog ends the process with SIGABRT: a rank's bare exit -6 after it
     stranded_as: str | None = None  # an OOM whose own figures show more cached-but-free memory than it asked for
     data_wait_share: float | None = None  # metric lines where waiting for data takes this share of step time
     loss_jump: float | None = None  # a loss this many times the rank's earlier minimum, still there at the end

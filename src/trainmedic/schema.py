@@ -177,6 +177,10 @@ class CauseSpec(_Strict):
     work_mismatch: bool = False
     # Read from the store barrier's own count: more workers checked in than the world size.
     store_overfull: bool = False
+    # Its watchdog takes the process down with SIGABRT once it fires (NCCL's "To avoid data inconsistency, we
+    # are taking the entire process down"): a rank that a launcher then reports dead of signal 6, with no
+    # message of its own, died of it.
+    aborts_process: bool = False
     data_wait_share: float | None = Field(default=None, gt=0.0, lt=1.0)
     loss_jump: float | None = Field(default=None, gt=1.0)
     loss_nonfinite: bool = False
@@ -295,6 +299,7 @@ def _to_entry(spec: EntrySpec, source: str) -> Entry:
             mid_run_as=c.mid_run_as,
             work_mismatch=c.work_mismatch,
             store_overfull=c.store_overfull,
+            aborts_process=c.aborts_process,
             data_wait_share=c.data_wait_share,
             loss_jump=c.loss_jump,
             loss_nonfinite=c.loss_nonfinite,

@@ -2658,3 +2658,34 @@ def test_a_connection_reset_raised_by_a_store_operation_is_the_store_lost() -> N
     changed = _primary_if_changed(case_id, ("store.add(store_key, 0)", "sock.recv(4096)"),
                                   ("_store_based_barrier", "fetch_batch"))
     assert changed not in (None, "peer-connection-lost/store-lost")
+
+
+def test_a_rank_s_bare_abort_after_a_watchdog_timeout_is_that_watchdog_s_teardown() -> None:
+    """NCCL's watchdog ends the process with SIGABRT once it fires (`aborts_process`): a rank torchrun then
+    reports dead of signal 6, with no message of its own, died of the timeout, not of a native crash of its
+    own. It printed no timeout, so it stays the rank to look at (it was stuck, not waiting)."""
+    d = _diagnose("dist-nccl1438-syncbn-allreduce-timeout")
+    assert d.primary is not None and d.primary.id == "nccl-timeout/watchdog-timeout" and d.primary.rank == 1
+    assert "die of SIGABRT after the others' timeouts" in d.primary.why
+    # the unprefixed traceback's exception names rank 0 in its own words: it is that traceback's exception
+    [scan] = Diagnoser().scan(Named("output.log", _case("dist-nccl1438-syncbn-allreduce-timeout").log.encode()))
+    assert scan.tracebacks[0].exceptions[0].startswith("RuntimeError: NCCL communicator was aborted on rank 0")
+    assert scan.tracebacks[0].rank == 0
+    # near misses: a gloo timeout, whose watchdog aborts nothing; the death reported before the timeout
+    gloo = ("NCCL communicator was aborted on rank 0.  Original reason for failure was: [Rank 0] Watchdog caught "
+            "collective operation timeout: WorkNCCL(SeqNum=35582, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for "
+            "1800366 milliseconds before timing out.",
+            "[../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:84] Timed out waiting 1800000ms for recv "
+            "operation to complete")
+    assert _primary_if_changed("dist-nccl1438-syncbn-allreduce-timeout", gloo) == "native-crash/abort"
+    log = _case("dist-nccl1438-syncbn-allreduce-timeout").log.splitlines()
+    death = next(i for i, ln in enumerate(log) if "exitcode: -6" in ln)
+    early = "\n".join([log[death], *log[:death], *log[death + 1:]])
+    d = Diagnoser().diagnose(Named("output.log", early.encode()))
+    assert d.primary is not None and d.primary.id == "native-crash/abort"
+
+
+def test_a_rank_stuck_until_its_watchdog_aborted_it_is_named_over_where_the_waiting_ranks_stood() -> None:
+    # six ranks time out in two collectives; rank 5 printed no timeout and torchrun saw it die of SIGABRT
+    d = _diagnose("more52b-llava-rank5-index-assert-abort-others-timeout")
+    assert d.primary is not None and d.primary.id == "nccl-timeout/watchdog-timeout" and d.primary.rank == 5

@@ -106,6 +106,7 @@ class Attribution:
     host: str | None
     rest: str  # the line without its launcher prefixes
     carried: bool = False  # a carrier's prefix (a quote, a collector's timestamp) or Ray's was stripped
+    said: bool = False  # the rank is one the message names ("[Rank 0] Watchdog caught ..."), not a prefix's
 
 
 def split_prefix(text: str) -> Attribution:
@@ -143,11 +144,12 @@ def split_prefix(text: str) -> Attribution:
         else:
             break
     rest = text[pos:]
+    said = False
     if rank is None:
         m = _RANK_IN_TEXT.search(rest, 0, 120) or _GLUED_RANK.search(rest, 0, 1000)
         if m:
-            rank = int(next(g for g in m.groups() if g is not None))
-    return Attribution(rank, host, rest, carried)
+            rank, said = int(next(g for g in m.groups() if g is not None)), True
+    return Attribution(rank, host, rest, carried, said)
 
 
 def rank_in_text(text: str) -> int | None:

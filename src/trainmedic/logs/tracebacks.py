@@ -59,6 +59,7 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
     bare_frame = False  # the last line was a frame line printed without indentation, its source not yet seen
     foreign = 0  # lines in a row, among the frames, that no exception class starts
     twin_source = False  # after the exception, an indented "raise ..." line: a twin traceback's tail may follow
+    said_rank: int | None = None  # the rank an unprefixed traceback's exception names as its own
     for idx, raw in enumerate(lines):
         text = _text(raw)
         att = split_prefix(text)
@@ -71,7 +72,11 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
         if prefixed and line_rank != rank:
             continue  # another rank's line, or an unprefixed print, interleaved
         if not prefixed and line_rank is not None and line_rank != rank:
-            continue
+            if not (att.said and rank is None and state == "frames" and _EXCEPTION_START.match(att.rest.lstrip())):
+                continue
+            # A rank an exception's own words name ("RuntimeError: NCCL communicator was aborted on rank 0. ...
+            # [Rank 0] Watchdog caught ..."), not a prefix: an unprefixed traceback's exception, and its rank.
+            said_rank = line_rank
         own += 1
         if own > MAX_OWN_LINES:
             break
@@ -181,6 +186,8 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
     sample = headless and not exceptions
     if sample and sum(f.startswith('File "') for f in frames) < 2:
         return None  # one frame is a location ("Found from: File ..."), not a stack
+    if rank is None and exceptions:
+        rank = said_rank
     return Traceback(path, first_line, last, rank, tuple(frames[-60:]), tuple(exceptions), interrupted,
                      truncated=not exceptions, dump=sample)
 

@@ -470,12 +470,16 @@ def _verdict(ctx: Context) -> Diagnosis:
     strong = [e for e in known if not (e.ambiguous and e.weight < WEAK)]
     if fallbacks and strong and not all(e.ambiguous and _first([*fallbacks, e]) is not e for e in strong):
         initiating = known
+    explained: frozenset[int] = frozenset()
     if collateral_events:
         # A traceback the log ends in, with no exception line, is too little to outrank what the other
         # ranks report: it may well be one more of their errors, cut off.
         initiating = [e for e in initiating
                       if not (e.traceback is not None and e.traceback.truncated and e.cause in ctx.library.fallbacks)]
-        initiating = [e for e in initiating if not any(_death_by(ctx, e, c) for c in collateral_events)]
+        died_of = [e for e in initiating if any(_death_by(ctx, e, c) for c in collateral_events)]
+        initiating = [e for e in initiating if e not in died_of]
+        # (ranks the launcher saw die of what the timeouts did to them: no sign that they failed first)
+        explained = frozenset(e.rank for e in died_of if e.rank is not None)
     # A weak, ambiguous signal (a tokenizers fork warning, a recompile limit) never outranks a real
     # error; and when training went on after it, it was a warning, not the failure.
     weak = [e for e in initiating if e.ambiguous and e.weight < WEAK]
@@ -516,7 +520,7 @@ def _verdict(ctx: Context) -> Diagnosis:
     if initiating:
         return _from_initiating(ctx, base, initiating, collateral_events, confirmed, context, warnings)
     if collateral_events:
-        return _cascade_only(ctx, base, collateral_events, progress)
+        return _cascade_only(ctx, base, collateral_events, progress, explained)
     finished = any(s.done for s in ctx.scans)
     found = [f for f in (patterns.nonfinite(ctx.library, progress),
                          patterns.loss_jumped(ctx.library, progress, finished),
@@ -1164,7 +1168,10 @@ def _death_by(ctx: Context, e: Event, c: Event) -> bool:
     the watchdog taking it down, however many teardown lines came between. So is a death the launcher
     reports for no rank (the DeepSpeed launcher's "exits with return code = -6" names the command it spawned
     last, not the process that died) after collective timeouts: a launcher reports the first death at once
-    and tears the job down, so a death it reports only after the timeouts were printed is one they caused."""
+    and tears the job down, so a death it reports only after the timeouts were printed is one they caused.
+    And another rank's bare abort reported after a timeout whose watchdog aborts the process (the library's
+    `aborts_process`): had it died first, of its own, its death would have been reported before anyone's
+    watchdog fired; alive until then, it was waiting in the same collective, and its own watchdog ended it."""
     if c.path != e.path:
         return False
     if e.cause in ctx.library.wrappers and (
@@ -1172,8 +1179,9 @@ def _death_by(ctx: Context, e: Event, c: Event) -> bool:
             or (c.role == "cascade" and 0 < c.line - e.line <= _WHAT_LINES
                 and (c.rank in (e.rank, None) or e.rank is None))):
         return True
-    return (e.cause in ctx.library.deaths and c.role == "cascade" and (e.rank is None or c.rank == e.rank)
-            and c.line < e.line)
+    return (e.cause in ctx.library.deaths and c.role == "cascade" and c.line < e.line
+            and (e.rank is None or c.rank == e.rank
+                 or (c.cause in ctx.library.aborters and e.cause not in ctx.library.wrappers)))
 
 
 def _with_exception_above(ctx: Context, e: Event, events: list[Event]) -> Event:
@@ -1184,7 +1192,7 @@ def _with_exception_above(ctx: Context, e: Event, events: list[Event]) -> Event:
 
 
 def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
-                  progress: dict[int | None, RankProgress]) -> Diagnosis:
+                  progress: dict[int | None, RankProgress], explained: frozenset[int] = frozenset()) -> Diagnosis:
     odd = notable.odd_rank_out(ctx.scans, {(ln.path, ln.number) for e in events for ln in e.evidence})
     if odd:
         # The odd rank out: it alone printed errors of its own while every other rank only reported
@@ -1196,10 +1204,12 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
         primary = _unknown(ctx, [n.line for n in notable.quoted(odd)], first_line, 0.5, why, time=first_line.time)
         coll = _collateral(sorted(events, key=lambda e: (e.path, e.line)), ERROR_LINES, exclude_rank=first_line.rank)
         return replace(base, verdict="failure", primary=primary, collateral=coll)
-    mismatch = _work_mismatch(ctx, base, events)
+    suspects, kind = ranks.suspects(ctx, events, progress, explained)
+    # (a rank stuck until its watchdog aborted it, while the others timed out waiting, says more than
+    # where in their collectives the waiting ranks stood)
+    mismatch = _work_mismatch(ctx, base, events) if kind != "aborted" else None
     if mismatch is not None:
         return mismatch
-    suspects, kind = ranks.suspects(ctx, events, progress)
     cascades = [e for e in events if e.role == "cascade"]
     lead = cascades or events
     counts: dict[str, int] = {}
@@ -1256,6 +1266,12 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
             missing.append(MissingFact(f"what rank {rank} waited for",
                                        "the flight recorder's dump (TORCH_NCCL_TRACE_BUFFER_SIZE, "
                                        "TORCH_NCCL_DEBUG_INFO_TEMP_FILE), read with torchfrtrace"))
+        elif kind == "aborted":
+            why = (f"every rank shows only collateral errors ({cause_id}); rank {rank} printed no timeout of its own, "
+                   f"and the launcher saw it die of SIGABRT after the others' timeouts, as the collective's watchdog "
+                   f"ends a process: it was stuck (not waiting in the collective) when the others timed out")
+            missing.append(MissingFact(f"where rank {rank} was stuck",
+                                       f"rank {rank}'s own output before the timeouts (torchrun --log-dir or --tee 3)"))
         elif kind == "exited":
             why = (f"every rank shows only collateral errors ({cause_id}), but the launcher saw rank {rank} exit "
                    f"on its own first; its own error output is not in these inputs")

@@ -157,10 +157,13 @@ def root_cause_record(ctx: Context, first: Event, initiating: list[Event]) -> Ev
     return min(roots, key=lambda e: e.line) if roots else first
 
 
-def suspects(ctx: Context, events: list[Event], progress: dict[int | None, RankProgress]) -> tuple[list[int], str]:
+def suspects(ctx: Context, events: list[Event], progress: dict[int | None, RankProgress],
+             explained: frozenset[int] = frozenset()) -> tuple[list[int], str]:
     """Ranks that could have started it when every rank shows only collateral errors, best first,
     and the reason they stand out. The strongest signs win: a rank whose log file is missing, a rank
-    the launcher saw exit on its own (not by SIGTERM), a rank that printed no error, the rank behind."""
+    the launcher saw exit on its own (not by SIGTERM; "aborted" when the timeouts' watchdog explains its
+    death, `explained`: it printed no timeout, so it was stuck, not waiting), a rank that printed no error,
+    the rank behind."""
     expected = expected_ranks(ctx)
     cascades = [e for e in events if e.role == "cascade"]
     reporting = {e.rank for e in (cascades or events) if e.rank is not None}
@@ -189,6 +192,8 @@ def suspects(ctx: Context, events: list[Event], progress: dict[int | None, RankP
         first_seen = {r.rank for r in records if r.root_cause and r.rank in own_exit}
         if len(first_seen) == 1:
             return sorted(first_seen), "exited"
+    if own_exit and set(own_exit) <= explained:
+        return own_exit, "aborted"
     if own_exit:
         return own_exit, "exited"
     lines = [ln for e in cascades for ln in e.evidence[:4]]
