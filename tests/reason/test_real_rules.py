@@ -2689,3 +2689,17 @@ def test_a_rank_stuck_until_its_watchdog_aborted_it_is_named_over_where_the_wait
     # six ranks time out in two collectives; rank 5 printed no timeout and torchrun saw it die of SIGABRT
     d = _diagnose("more52b-llava-rank5-index-assert-abort-others-timeout")
     assert d.primary is not None and d.primary.id == "nccl-timeout/watchdog-timeout" and d.primary.rank == 5
+
+
+def test_a_class_the_checkpoint_s_unpickler_cannot_find_is_a_pickled_class_missing() -> None:
+    """"Can't get attribute 'Net' on <module '__main__'>" raised inside torch.load's unpickler is a whole
+    model pickled by a script and read by another (the library's `claims`); the same words raised in a
+    spawned DataLoader worker's bootstrap are a dataset the worker cannot import."""
+    d = _diagnose("more45h-pytorch-cifar-resume-cant-get-attribute-net")
+    assert d.primary is not None and d.primary.id == "checkpoint-load-mismatch/pickled-class-missing"
+    spawned = ('File "/usr/lib/python3.6/multiprocessing/spawn.py", line 115, in _main',
+               "self = reduction.pickle.load(from_parent)")
+    assert _primary_if_changed(
+        "more45h-pytorch-cifar-resume-cant-get-attribute-net",
+        ('File "/home/user/lib/python3.6/site-packages/torch/serialization.py", line 379, in _load', spawned[0]),
+        ("result = unpickler.load()", spawned[1])) == "dataloader-worker-failure/spawn-unpicklable-object"
