@@ -1171,7 +1171,8 @@ def _death_by(ctx: Context, e: Event, c: Event) -> bool:
     and tears the job down, so a death it reports only after the timeouts were printed is one they caused.
     And another rank's bare abort reported after a timeout whose watchdog aborts the process (the library's
     `aborts_process`): had it died first, of its own, its death would have been reported before anyone's
-    watchdog fired; alive until then, it was waiting in the same collective, and its own watchdog ended it."""
+    watchdog fired; alive until then, it was held up at the same collective (stuck short of it, or waiting in
+    it), and its own watchdog ended it. Which of the two `ranks.suspects` says ("aborted")."""
     if c.path != e.path:
         return False
     if e.cause in ctx.library.wrappers and (
