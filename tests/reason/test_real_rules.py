@@ -2703,3 +2703,22 @@ def test_a_class_the_checkpoint_s_unpickler_cannot_find_is_a_pickled_class_missi
         "more45h-pytorch-cifar-resume-cant-get-attribute-net",
         ('File "/home/user/lib/python3.6/site-packages/torch/serialization.py", line 379, in _load', spawned[0]),
         ("result = unpickler.load()", spawned[1])) == "dataloader-worker-failure/spawn-unpicklable-object"
+
+
+@pytest.mark.parametrize(("case_id", "cause"), [
+    ("more23a-torch031-conv2d-cudnn-status-internal-error", "cudnn-error/internal-error"),
+    ("b73e-video-recognition-c3d-backward-cudnn-mapping-error", "cudnn-error/mapping-error"),
+    ("b73e-stylegan2-size1024-conv-transpose-grouped-cudnn-not-supported", "cudnn-error/not-supported"),
+])
+def test_a_cudnn_status_names_what_cudnn_could_not_do(case_id: str, cause: str) -> None:
+    """torch 0.3's bare status, 0.4's "CuDNN error:" and 1.x's "cuDNN error:" name the same causes; cuDNN 9's
+    allocation sub-codes are out-of-memory, and a refused plan that torch 2.3+ only warns about is no failure."""
+    d = _diagnose(case_id)
+    assert d.primary is not None and d.primary.id == cause
+    line = next(ln for ln in _case(case_id).log.splitlines() if "CUDNN_STATUS_" in ln and "Error" in ln)
+    alloc = line.replace(line[line.index("CUDNN_STATUS_"):], "CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED")
+    assert _primary_if_changed(case_id, (line, alloc)) == "cuda-out-of-memory/cublas-alloc"
+
+
+def test_a_refused_cudnn_plan_that_torch_warns_about_is_not_a_cudnn_failure() -> None:
+    assert _diagnose("more33d-healthy-yolov8-cudnn-plan-failed-backward-warning").verdict == "healthy"
