@@ -230,7 +230,7 @@ class Marker:
     """A tail line that says what the job was doing (loading, evaluating, saving a checkpoint)."""
 
     line: Line
-    phase: str  # launch | setup | checkpoint-load | evaluation | checkpoint-save | shutdown
+    phase: str  # launch | setup | checkpoint-load | evaluation | checkpoint-save | shutdown | restart
 
 
 @dataclass(frozen=True)

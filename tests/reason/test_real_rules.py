@@ -2722,3 +2722,22 @@ def test_a_cudnn_status_names_what_cudnn_could_not_do(case_id: str, cause: str) 
 
 def test_a_refused_cudnn_plan_that_torch_warns_about_is_not_a_cudnn_failure() -> None:
     assert _diagnose("more33d-healthy-yolov8-cudnn-plan-failed-backward-warning").verdict == "healthy"
+
+
+@pytest.mark.parametrize("case_id", [
+    "b73c-healthy-torchelastic-nccl-error-worker-restart-frameworkcontroller",
+    "more32j-healthy-nemo-resiliency-demo-crash-step17-in-job-restart-succeeded",
+])
+def test_an_error_the_launcher_restarted_the_workers_from_is_a_note_when_they_trained_on(case_id: str) -> None:
+    """torch elastic's agent with restarts left says "will restart worker group"; the new workers' rising
+    steps show the run recovered. With the restart line gone, or the log cut before the new workers trained,
+    the error ended the run."""
+    d = _diagnose(case_id)
+    assert d.verdict == "healthy"
+    assert any("restarted the worker group" in n for n in d.notes)
+    log = _case(case_id).log.splitlines()
+    at = next(i for i, ln in enumerate(log) if "will restart worker group" in ln)
+    gone = "\n".join(ln for i, ln in enumerate(log) if i != at)
+    cut = "\n".join(log[:at + 1])
+    for text in (gone, cut):
+        assert Diagnoser().diagnose(Named("output.log", text.encode())).verdict == "failure"

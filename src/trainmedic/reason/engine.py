@@ -513,6 +513,15 @@ def _verdict(ctx: Context) -> Diagnosis:
         base = replace(base, notes=(*base.notes, *(
             f"error at {_where(e)} ({e.cause}); training went on after it (its step rose later)"
             for e in went_on[:5])))
+    # An error the launcher answered by restarting the worker group (torch elastic with restarts left), after
+    # which the new workers trained: the run recovered from it; a note, not the failure.
+    restarted = [e for e in (*initiating, *collateral_events) if _restarted(ctx, e)]
+    if restarted:
+        base = replace(base, notes=(*base.notes, *(
+            f"error at {_where(e)} ({e.cause}); the launcher restarted the worker group and training went on"
+            for e in ([e for e in initiating if e in restarted] or restarted[:1])[:5])))
+        initiating = [e for e in initiating if e not in restarted]
+        collateral_events = [e for e in collateral_events if e not in restarted]
     if initiating and _recovered(ctx, initiating, collateral_events):
         return replace(base, notes=(*base.notes, *(
             f"handled error at {_where(e)} ({e.cause}); training went on and finished" for e in initiating[:5]
@@ -820,6 +829,22 @@ def _went_on(ctx: Context, e: Event) -> bool:
         return False
     return any(p.path == e.path and p.rank == e.rank and any(n > last for n in p.rises)
                for s in ctx.scans for p in s.progress.values())
+
+
+def _restarted(ctx: Context, e: Event) -> bool:
+    """The launcher restarted the worker group after the event's last line ("will restart worker group") and
+    the new workers' steps rose after that: the run went on from a restart (the steps may start lower, from
+    the checkpoint the new workers loaded; any rank's, since the restart may renumber them)."""
+    last = max(_cause_lines(ctx, e), default=e.line)
+    last = max(last, e.line, e.traceback.last_line if e.traceback is not None else e.line)
+    for s in ctx.scans:
+        if s.path != e.path:
+            continue
+        restart = min((m.line.number for m in s.markers if m.phase == "restart" and m.line.number > last),
+                      default=None)
+        if restart is not None and any(n > restart for p in s.progress.values() for n in p.rises):
+            return True
+    return False
 
 
 def _unprefixed_among_several(ctx: Context, e: Event) -> bool:

@@ -22,6 +22,7 @@ LABELS = {
     "evaluation": "evaluation",
     "checkpoint-save": "checkpoint save",
     "shutdown": "shutdown",
+    "restart": "the launcher's restart of the worker group",
 }
 
 

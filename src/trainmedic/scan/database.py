@@ -130,6 +130,10 @@ EXTENSION_STEP = (r"as PyTorch extensions root|Emitting ninja build file|Buildin
                   r"Allowing ninja to set a default number of workers|Loading extension module \w|"
                   r"compiling and loading fused kernels|Time to load \w+ op: ")
 PHASES: tuple[Pattern, ...] = (
+    # torch elastic's agent (torchelastic 0.2 to torch 2.15, and launchers built on it: NeMo's ft_launcher) with
+    # restarts left: "[default] Worker group FAILED. 3/3 attempts left; will restart worker group"; also when
+    # nodes join ("Detected 1 new nodes from group_rank=0; will restart worker group")
+    Pattern("phase-restart", r"will restart worker group", "restart"),
     Pattern("phase-setup", r"Loading checkpoint shards|[Ll]oading (?:the )?(?:pretrained |base )?(?:model|weights|"
             r"dataset|tokenizer)\b|[Bb]uilding (?:the )?(?:model|dataset|dataloader)|"
             r"Generating (?:train|validation) split|Downloading (?:shards|data|model)|" + EXTENSION_STEP, "setup"),
