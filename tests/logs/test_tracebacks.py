@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from trainmedic.api import Diagnoser, Named
-from trainmedic.logs.tracebacks import assemble_traceback
+from trainmedic.evaluate.corpus import load_case
+from trainmedic.logs.tracebacks import assemble_ipython_traceback, assemble_traceback
 
 # torch/distributed/elastic/multiprocessing/api.py: the agent's signal handler raises SignalException
 _AGENT = [
@@ -68,3 +71,35 @@ def test_twin_threads_interleaved_tracebacks_read_as_one_thread_death_that_ended
     other = [*_TWINS[:-1], b"ValueError: the main thread failed"]
     [tb] = Diagnoser().scan(Named("train.out", b"\n".join(other) + b"\n"))[0].tracebacks
     assert tb.last_line == len(_TWINS) - 2
+
+
+def _corpus_log(case_id: str) -> list[bytes]:
+    """A real log of the corpus's dev split."""
+    case = load_case(Path(__file__).parents[2] / "corpus" / "real" / f"{case_id}.yaml")
+    return case.log.encode().split(b"\n")
+
+
+@pytest.mark.parametrize(("case_id", "exception", "frame"), [
+    # IPython 8 (Jupyter): 'Cell In[6], line 28', 'File /path/module.py:1527, in Module._call_impl(self, ...)'
+    ("b73l-selectiveft-llama2-7b-12-layer-adam-step-747-cuda-oom", "OutOfMemoryError: CUDA out of memory.",
+     'in _call_impl'),
+    # IPython 7 (Colab): '/usr/local/lib/python3.10/dist-packages/click/termui.py in prompt_func(text)'
+    ("b73l-llama-workout-sfttrainer-wandb-api-key-prompt-abort-colab", "Abort:", "termui.py\", line 0, in prompt_func"),
+])
+def test_a_notebook_s_ipython_traceback_is_read_as_python_s(case_id: str, exception: str, frame: str) -> None:
+    log = _corpus_log(case_id)
+    at = next(i for i, ln in enumerate(log) if b"Traceback (most recent call last)" in ln)
+    tb = assemble_ipython_traceback(iter(log[at:]), "cell.log", at + 1, None)
+    assert tb is not None and tb.exceptions[-1].startswith(exception)
+    assert any(frame in f for f in tb.frames) and not tb.truncated
+    # (a line that only mentions the words, its first word no class name, is no header)
+    assert assemble_ipython_traceback(iter([b"see the      Traceback (most recent call last)", *log[at + 1:]]),
+                                      "cell.log", 1, None) is None
+
+
+def test_an_exception_no_signature_knows_in_a_notebook_s_output_is_a_failure() -> None:
+    """click's bare "Abort: " under IPython's header ended the cell: an uncaught exception, not a healthy run."""
+    log = b"\n".join(_corpus_log("b73l-llama-workout-sfttrainer-wandb-api-key-prompt-abort-colab"))
+    d = Diagnoser().diagnose(Named("cell.log", log))
+    assert d.verdict == "failure" and d.primary is not None
+    assert d.primary.id == "unclassified-failure/uncaught-exception"

@@ -33,6 +33,7 @@ from trainmedic.logs.tracebacks import (
     MAX_DUMP_FRAMES,
     THREAD_HEADERS_ABOVE,
     assemble_gdb_dump,
+    assemble_ipython_traceback,
     assemble_stack_dump,
     assemble_traceback,
 )
@@ -569,6 +570,12 @@ class Reader:
                                                 faulthandler=pattern.key == "faulthandler-dump"))
                     if dump is not None and len(result.tracebacks) < 2000:
                         result.tracebacks.append(dump)
+                    continue
+                if pattern.key == "ipython-traceback":
+                    tb_rank = att.rank if att.rank is not None else file_rank
+                    ipy = assemble_ipython_traceback(_lines_from(buf, at, 6000), path, lineno, tb_rank)
+                    if ipy is not None and len(result.tracebacks) < 2000:
+                        result.tracebacks.append(ipy)
                     continue
                 if headless:
                     if not _starts_headless(result.tracebacks, path, lineno, _lines_before(buf, at, 3)):

@@ -275,3 +275,88 @@ def assemble_stack_dump(lines: Iterable[bytes], path: str, first_line: int, rank
     if not frames or (faulthandler and after is not None and _FH_THREAD.search(after)):
         return None
     return Traceback(path, first_line, last, rank, tuple(reversed(frames)), (), interrupted=True, dump=True)
+
+
+# IPython's (Jupyter's, Colab's) traceback: a header naming the class ("RuntimeError      Traceback (most recent
+# call last)", no colon), frames in its own words and the exception line after a blank line:
+#   IPython 8+: 'Cell In[6], line 28' / 'Input In [3], in <cell line: 1>()' and
+#               'File /path/module.py:1518, in Module._call_impl(self, *args)'
+#   IPython 7:  '<ipython-input-5-0f0b5a4c> in <module>' and '/path/trainer.py in train(self, trial)'
+# each frame's source with its line numbers, the line that ran marked by an arrow ("---> 28 output = model(x)").
+IPYTHON_HEADER = re.compile(r"([A-Za-z_][\w.]{0,200}?) *Traceback \(most recent call last\)[ \t\r]*")
+_IPY_FILE = re.compile(r"File (.{1,1000}?):(\d{1,9}), in ([^\s(]{1,200})")
+_IPY_CELL = re.compile(r"(?:Cell|Input) In ?\[(\d{0,9})\], (?:line (\d{1,9})|in ([^\s(]{1,200}))")
+_IPY_OLD = re.compile(r"(<ipython-input-[^>\s]{1,200}>|[^\s<>]{1,1000}\.py) in ([^\s(]{1,200})")
+_IPY_ARROW = re.compile(r"-{0,8}> ?\s{0,8}\d{1,9} ?(.{0,4000})")
+
+
+def assemble_ipython_traceback(lines: Iterable[bytes], path: str, first_line: int,
+                               rank: int | None) -> Traceback | None:
+    """An IPython traceback, its frames turned into Python's wording (`File "path", line N, in function`, the
+    source line that ran under it) so the traceback rules read it as they read Python's. The header names the
+    exception's class; the exception line is the first that starts with it (or with it behind its module).
+    Chained exceptions ("The above exception was the direct cause ...") carry on to the next header."""
+    frames: list[str] = []
+    exceptions: list[str] = []
+    cls = ""
+    last = first_line
+    state = "frames"
+    message_lines = 0
+    for idx, raw in enumerate(lines):
+        if idx >= MAX_OWN_LINES:
+            break
+        att = split_prefix(_text(raw))
+        if att.rank is not None and rank is not None and att.rank != rank:
+            continue
+        stripped = att.rest.strip()
+        header = IPYTHON_HEADER.fullmatch(stripped)
+        if idx == 0:
+            if header is None or (not header.group(1)[:1].isupper() and "." not in header.group(1)):
+                return None
+            cls = header.group(1).rsplit(".", 1)[-1]
+            continue
+        if state == "chain":
+            if header is not None:
+                cls, state = header.group(1).rsplit(".", 1)[-1], "frames"
+                last = first_line + idx
+            elif stripped and not stripped.strip("-"):
+                continue  # the rule IPython draws above a header
+            elif stripped:
+                break
+            continue
+        if state == "after":
+            if stripped.startswith(CHAIN):
+                state = "chain"
+                last = first_line + idx
+            elif stripped and message_lines < MAX_MESSAGE_LINES and not _RECORD.match(stripped):
+                exceptions[-1] = f"{exceptions[-1]} {stripped}"[:4000]
+                message_lines += 1
+                last = first_line + idx
+            elif stripped:
+                break
+            continue
+        if not stripped:
+            continue
+        name = stripped.split(":", 1)[0]
+        if name == cls or name.endswith("." + cls) or stripped == cls:
+            exceptions.append(stripped)
+            state, message_lines = "after", 0
+            last = first_line + idx
+            continue
+        if m := _IPY_FILE.match(stripped):
+            # (IPython 8 names a method by its qualified name, "Module._call_impl"; Python by its own name)
+            frames.append(f'File "{m.group(1)}", line {m.group(2)}, in {m.group(3).rsplit(".", 1)[-1]}')
+        elif m := _IPY_CELL.match(stripped):
+            frames.append(f'File "Cell In[{m.group(1)}]", line {m.group(2) or 0}, in {m.group(3) or "<cell>"}')
+        elif m := _IPY_OLD.match(stripped):
+            frames.append(f'File "{m.group(1)}", line 0, in {m.group(2)}')
+        elif stripped.startswith("-") and (m := _IPY_ARROW.fullmatch(stripped)):
+            frames.append(m.group(1).strip())  # the source line that ran, as Python quotes it under its frame
+        elif not stripped[:1].isdigit() and not stripped.startswith("..."):
+            continue  # a line of a frame's source IPython printed around the one that ran, cut or wrapped
+        last = first_line + idx
+    if not exceptions and len(frames) < 2:
+        return None
+    interrupted = cls == "KeyboardInterrupt"
+    return Traceback(path, first_line, last, rank, tuple(frames[-60:]), tuple(exceptions), interrupted,
+                     truncated=not exceptions)

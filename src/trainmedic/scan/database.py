@@ -22,7 +22,7 @@ from trainmedic.util import linear
 Kind = Literal["fingerprint", "traceback", "summary", "memory-table", "world", "progress", "done", "context",
                "checkpoint",
                "fatal", "error", "warning",  # tail-only severity (model.Notable)
-               "launch", "setup", "checkpoint-load", "evaluation", "checkpoint-save", "shutdown"]  # phases
+               "launch", "setup", "checkpoint-load", "evaluation", "checkpoint-save", "shutdown", "restart"]  # phases
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,9 @@ NBSP, IDEOGRAPHIC_SPACE = "\u00a0", "\u3000"
 # Structure the reader needs besides the fingerprints. Same newline-safe rules as the library.
 STRUCTURE: tuple[Pattern, ...] = (
     Pattern("traceback", r"Traceback \(most recent call last\):", "traceback"),
+    # IPython's (a notebook's output): "RuntimeError                 Traceback (most recent call last)", no colon
+    # (logs/tracebacks.IPYTHON_HEADER)
+    Pattern("ipython-traceback", r"[A-Za-z_][\w.]{0,200} *Traceback \(most recent call last\)[ \t\r]*$", "traceback"),
     # A traceback pasted without its header (an issue thread's excerpt, a log cut by rotation): its
     # first frame line starts it. The reader takes only a frame with no frame or header above it.
     # torch >= 2.2's launcher prefixes every line of it ("[rank24]: File ..."), as mpirun --tag-output does.
