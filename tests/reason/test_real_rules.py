@@ -2741,3 +2741,13 @@ def test_an_error_the_launcher_restarted_the_workers_from_is_a_note_when_they_tr
     cut = "\n".join(log[:at + 1])
     for text in (gone, cut):
         assert Diagnoser().diagnose(Named("output.log", text.encode())).verdict == "failure"
+
+
+def test_a_directory_os_mkdir_cannot_make_is_a_missing_parent_directory() -> None:
+    """os.mkdir raising FileNotFoundError means the directory above the one to make is missing; the same error
+    raised while listing a directory is a path that is not there, nothing more."""
+    case_id = "b73i-cosci-gan-results-dir-mkdir-parent-missing"
+    d = _diagnose(case_id)
+    assert d.primary is not None and d.primary.id == "checkpoint-permission-error/missing-parent-directory"
+    assert _primary_if_changed(case_id, ("os.mkdir(f'./Results/{full_name}/')", "os.listdir(f'./Results/{full_name}/')")
+                               ) == "unclassified-failure/uncaught-exception"
