@@ -2751,3 +2751,18 @@ def test_a_directory_os_mkdir_cannot_make_is_a_missing_parent_directory() -> Non
     assert d.primary is not None and d.primary.id == "checkpoint-permission-error/missing-parent-directory"
     assert _primary_if_changed(case_id, ("os.mkdir(f'./Results/{full_name}/')", "os.listdir(f'./Results/{full_name}/')")
                                ) == "unclassified-failure/uncaught-exception"
+
+
+@pytest.mark.parametrize("case_id", [
+    "more31j-run-glue-gpt2-mnli-tokenizer-no-pad-token",
+    "b73p-securellmalign-hf-trainer-tokenizer-without-pad-token-first-batch",
+])
+def test_a_tokenizer_without_a_pad_token_is_named_even_inside_a_dataloader_worker(case_id: str) -> None:
+    """transformers' "Asking to pad but the tokenizer does not have a padding token" names the cause whether the
+    main process or a DataLoader worker's collate raised it; another ValueError in that worker is the worker's."""
+    d = _diagnose(case_id)
+    assert d.primary is not None and d.primary.id == "hf-trainer-failure/tokenizer-without-pad-token"
+    if case_id.startswith("b73p"):
+        assert _primary_if_changed(case_id, ("Asking to pad but the tokenizer does not have a padding token",
+                                             "Asking to pad but the tokenizer was given a bad length")
+                                   ) == "dataloader-worker-failure/getitem-exception"
