@@ -2766,3 +2766,20 @@ def test_a_tokenizer_without_a_pad_token_is_named_even_inside_a_dataloader_worke
         assert _primary_if_changed(case_id, ("Asking to pad but the tokenizer does not have a padding token",
                                              "Asking to pad but the tokenizer was given a bad length")
                                    ) == "dataloader-worker-failure/getitem-exception"
+
+
+@pytest.mark.parametrize("case_id", [
+    "more31o-qwen7b-single-gpu-lora-output-dir-required",
+    "more37d-sambanova-dataparallel-measure-perf-unrecognized-ws-arg",
+    "more34w-chatglm-efficient-tuning-argparse-fp16-truthy",
+])
+def test_a_parser_refusing_the_command_line_is_an_invalid_argument(case_id: str) -> None:
+    """argparse's "prog: error: ..." in its own words (and HfArgumentParser's, jsonargparse's) names the cause; the
+    launcher's "--local-rank=N" of torch 2.0 refused by a 1.x script stays the version break it is."""
+    d = _diagnose(case_id)
+    assert d.primary is not None and d.primary.id == "cli-error/invalid-arguments"
+
+
+def test_the_launchers_hyphenated_local_rank_refused_is_a_version_break_not_a_typo() -> None:
+    d = _diagnose("more45e-tecogan-launch-local-rank-hyphen-unrecognized")
+    assert d.primary is not None and d.primary.id == "dependency-version-mismatch/api-changed"
