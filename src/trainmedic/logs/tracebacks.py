@@ -283,11 +283,12 @@ def assemble_stack_dump(lines: Iterable[bytes], path: str, first_line: int, rank
 #               'File /path/module.py:1518, in Module._call_impl(self, *args)'
 #   IPython 7:  '<ipython-input-5-0f0b5a4c> in <module>' and '/path/trainer.py in train(self, trial)'
 # each frame's source with its line numbers, the line that ran marked by an arrow ("---> 28 output = model(x)").
-IPYTHON_HEADER = re.compile(r"([A-Za-z_][\w.]{0,200}?) *Traceback \(most recent call last\)[ \t\r]*")
-_IPY_FILE = re.compile(r"File (.{1,1000}?):(\d{1,9}), in ([^\s(]{1,200})")
-_IPY_CELL = re.compile(r"(?:Cell|Input) In ?\[(\d{0,9})\], (?:line (\d{1,9})|in ([^\s(]{1,200}))")
-_IPY_OLD = re.compile(r"(<ipython-input-[^>\s]{1,200}>|[^\s<>]{1,1000}\.py) in ([^\s(]{1,200})")
-_IPY_ARROW = re.compile(r"-{0,8}> ?\s{0,8}\d{1,9} ?(.{0,4000})")
+# (On RE2, as every line of such a traceback is tried against them: linear whatever a line holds.)
+IPYTHON_HEADER = linear.compile_text(r"([A-Za-z_][\w.]{0,200}?) *Traceback \(most recent call last\)[ \t\r]*")
+_IPY_FILE = linear.compile_text(r"File (.{1,1000}?):(\d{1,9}), in ([^\s(]{1,200})")
+_IPY_CELL = linear.compile_text(r"(?:Cell|Input) In ?\[(\d{0,9})\], (?:line (\d{1,9})|in ([^\s(]{1,200}))")
+_IPY_OLD = linear.compile_text(r"(<ipython-input-[^>\s]{1,200}>|[^\s<>]{1,1000}\.py) in ([^\s(]{1,200})")
+_IPY_ARROW = linear.compile_text(r"-{0,8}> ?\s{0,8}\d{1,9} ?(.*)")
 
 
 def assemble_ipython_traceback(lines: Iterable[bytes], path: str, first_line: int,
@@ -351,7 +352,7 @@ def assemble_ipython_traceback(lines: Iterable[bytes], path: str, first_line: in
         elif m := _IPY_OLD.match(stripped):
             frames.append(f'File "{m.group(1)}", line 0, in {m.group(2)}')
         elif stripped.startswith("-") and (m := _IPY_ARROW.fullmatch(stripped)):
-            frames.append(m.group(1).strip())  # the source line that ran, as Python quotes it under its frame
+            frames.append(m.group(1).strip()[:4000])  # the source line that ran, as Python quotes it under its frame
         elif not stripped[:1].isdigit() and not stripped.startswith("..."):
             continue  # a line of a frame's source IPython printed around the one that ran, cut or wrapped
         last = first_line + idx
