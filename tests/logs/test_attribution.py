@@ -221,3 +221,12 @@ def test_a_loss_figure_in_capital_exponent_form_or_padded_without_a_colon_is_rea
     [scan] = Diagnoser().scan(Named("run.log", word_lm))
     p = scan.progress[None]
     assert p.loss_min == pytest.approx(6.21) and p.nonfinite is not None
+
+
+@pytest.mark.parametrize(("line", "host"), [
+    ("train.py: error: unrecognized arguments: --local_rank=0", None),  # argparse's "prog: error:"
+    ("train.sh: line 12: 4242 Killed python train.py", None),  # bash names its script
+    ("node-7.cluster: RuntimeError: CUDA error: out of memory", "node-7.cluster"),  # pdsh's host prefix
+])
+def test_a_script_s_name_before_a_colon_is_no_host(line: str, host: str | None) -> None:
+    assert split_prefix(line).host == host
