@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
+from tests.helpers import dev_case
 from trainmedic.api import Diagnoser, Named
-from trainmedic.evaluate.corpus import load_case
 from trainmedic.logs.tracebacks import assemble_ipython_traceback, assemble_traceback
 
 # torch/distributed/elastic/multiprocessing/api.py: the agent's signal handler raises SignalException
@@ -74,9 +72,7 @@ def test_twin_threads_interleaved_tracebacks_read_as_one_thread_death_that_ended
 
 
 def _corpus_log(case_id: str) -> list[bytes]:
-    """A real log of the corpus's dev split."""
-    case = load_case(Path(__file__).parents[2] / "corpus" / "real" / f"{case_id}.yaml")
-    return case.log.encode().split(b"\n")
+    return dev_case(case_id).log.encode().split(b"\n")
 
 
 @pytest.mark.parametrize(("case_id", "exception", "frame"), [

@@ -4,22 +4,19 @@ split rules are written against; the test split only measures). See docs/accurac
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import pytest
 
+from tests.helpers import dev_case
 from trainmedic.api import Diagnoser, Named, load_library
-from trainmedic.evaluate.corpus import Case, load_case
+from trainmedic.evaluate.corpus import Case
 from trainmedic.model import Diagnosis
 
-REAL = Path(__file__).resolve().parents[2] / "corpus" / "real"
 LIBRARY = load_library()
 
 
 def _case(case_id: str) -> Case:
-    case = load_case(REAL / f"{case_id}.yaml")
-    assert case.split == "dev", f"{case_id} is a test case: rules are shown on dev cases only"
-    return case
+    return dev_case(case_id)
 
 
 def _diagnose(case_id: str) -> Diagnosis:
