@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 from trainmedic.logs.attribution import split_prefix
 from trainmedic.model import Traceback
-from trainmedic.scan.database import TQDM_BAR
+from trainmedic.scan.database import IPYTHON_HEADER, TQDM_BAR
 from trainmedic.util import linear
 
 MAX_OWN_LINES = 800
@@ -284,7 +284,7 @@ def assemble_stack_dump(lines: Iterable[bytes], path: str, first_line: int, rank
 #   IPython 7:  '<ipython-input-5-0f0b5a4c> in <module>' and '/path/trainer.py in train(self, trial)'
 # each frame's source with its line numbers, the line that ran marked by an arrow ("---> 28 output = model(x)").
 # (On RE2, as every line of such a traceback is tried against them: linear whatever a line holds.)
-IPYTHON_HEADER = linear.compile_text(r"([A-Za-z_][\w.]{0,200}?) *Traceback \(most recent call last\)[ \t\r]*")
+_IPY_HEADER = linear.compile_text(IPYTHON_HEADER)
 _IPY_FILE = linear.compile_text(r"File (.{1,1000}?):(\d{1,9}), in ([^\s(]{1,200})")
 _IPY_CELL = linear.compile_text(r"(?:Cell|Input) In ?\[(\d{0,9})\], (?:line (\d{1,9})|in ([^\s(]{1,200}))")
 _IPY_OLD = linear.compile_text(r"(<ipython-input-[^>\s]{1,200}>|[^\s<>]{1,1000}\.py) in ([^\s(]{1,200})")
@@ -310,7 +310,7 @@ def assemble_ipython_traceback(lines: Iterable[bytes], path: str, first_line: in
         if att.rank is not None and rank is not None and att.rank != rank:
             continue
         stripped = att.rest.strip()
-        header = IPYTHON_HEADER.fullmatch(stripped)
+        header = _IPY_HEADER.fullmatch(stripped)
         if idx == 0:
             if header is None or (not header.group(1)[:1].isupper() and "." not in header.group(1)):
                 return None

@@ -38,12 +38,13 @@ class Pattern:
 # The characters themselves, not `\u` escapes (hyperscan reads a pattern's UTF-8 bytes and knows no such escape).
 NBSP, IDEOGRAPHIC_SPACE = "\u00a0", "\u3000"
 
+# IPython's traceback header, its first word the exception's class (logs/tracebacks reads the class from it).
+IPYTHON_HEADER = r"([A-Za-z_][\w.]{0,200}?) *Traceback \(most recent call last\)[ \t\r]*"
 # Structure the reader needs besides the fingerprints. Same newline-safe rules as the library.
 STRUCTURE: tuple[Pattern, ...] = (
     Pattern("traceback", r"Traceback \(most recent call last\):", "traceback"),
     # IPython's (a notebook's output): "RuntimeError                 Traceback (most recent call last)", no colon
-    # (logs/tracebacks.IPYTHON_HEADER)
-    Pattern("ipython-traceback", r"[A-Za-z_][\w.]{0,200} *Traceback \(most recent call last\)[ \t\r]*$", "traceback"),
+    Pattern("ipython-traceback", IPYTHON_HEADER + "$", "traceback"),
     # A traceback pasted without its header (an issue thread's excerpt, a log cut by rotation): its
     # first frame line starts it. The reader takes only a frame with no frame or header above it.
     # torch >= 2.2's launcher prefixes every line of it ("[rank24]: File ..."), as mpirun --tag-output does.
