@@ -2780,3 +2780,12 @@ def test_a_parser_refusing_the_command_line_is_an_invalid_argument(case_id: str)
 def test_the_launchers_hyphenated_local_rank_refused_is_a_version_break_not_a_typo() -> None:
     d = _diagnose("more45e-tecogan-launch-local-rank-hyphen-unrecognized")
     assert d.primary is not None and d.primary.id == "dependency-version-mismatch/api-changed"
+
+
+def test_a_setup_steps_bar_after_an_error_is_no_training_going_on() -> None:
+    # A Ray actor's init raised; the other actors' "Loading checkpoint shards: 100%| 4/4" bars came after: they
+    # count shards loaded, not steps trained, and the error still ended the run.
+    case = "more37b-verl-spin-sglang-broadcast-no-backend-for-cpu"
+    assert _diagnose(case).verdict == "failure"
+    # (near miss: the same bar as the training loop's, which did go on after the error)
+    assert _primary_if_changed(case, ("Loading checkpoint shards:", "Training:")) is None

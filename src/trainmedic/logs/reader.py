@@ -147,6 +147,11 @@ def _training_loss(rx: re.Pattern[str], text: str) -> re.Match[str] | None:
                 None)
 
 
+# A bar whose label names a setup step (HF's shard loader, datasets' map and download bars, the Hub's fetch): it
+# counts items of loading, not steps of training, and says nothing about training going on.
+_SETUP_BAR = re.compile(rb"(?:Loading checkpoint shards|Downloading|Fetching \d+ files|Map(?: \(num_proc=\d+\))?|"
+                        rb"Filter|Generating \w+ split|Running tokenizer|Tokeniz\w*|Resolving data files|"
+                        rb"Extracting data files|Loading safetensors checkpoint shards)[^|\n]{0,40}: {0,2}\d{1,3}%")
 _WANDB_OWN = "wandb: "  # W&B prints its own messages under this name; a run's metrics go to its files, not here
 # A checkpoint line as found: (fingerprint key, visible bytes, line number, file's rank, file's host).
 _Save = tuple[str, bytes, int, int | None, str | None]
@@ -794,9 +799,9 @@ class Reader:
             rank = att.rank if att.rank is not None else file_rank
             step = None
             tq = _TQDM.search(att.rest)
-            if tq and int(tq.group(2)) <= 1:
+            if tq and (int(tq.group(2)) <= 1 or _SETUP_BAR.search(vis)):
                 # A bar of one item ("Writing model shards: 1/1 [...]") is one operation's, not the
-                # training loop's: it says nothing about training going on.
+                # training loop's, nor is a setup step's (_SETUP_BAR): it says nothing about training going on.
                 continue
             if tq:
                 step = int(tq.group(1))
