@@ -252,6 +252,11 @@ def _check_links(entries: list[Entry]) -> None:
             for comp in c.competes:
                 if comp not in causes:
                     raise LibraryError(f"{c.full_id}: competes with unknown cause {comp!r}")
+            if c.keeps_inside and not c.wrapper:
+                raise LibraryError(f"{c.full_id}: keeps_inside refines a wrapper: needs wrapper")
+            for cat in c.keeps_inside:
+                if cat not in {x.category for x in entries}:
+                    raise LibraryError(f"{c.full_id}: keeps_inside names unknown category {cat!r}")
             if c.needs_context and c.otherwise is None:
                 raise LibraryError(f"{c.full_id}: needs_context needs `otherwise`, the cause it is without it")
             if c.bottomed_as and c.scale_floor is None:

@@ -161,6 +161,9 @@ class CauseSpec(_Strict):
     confirmed_as: str | None = None
     kill_record: bool = False
     wrapper: bool = False
+    # Categories of the causes it wraps that stay its own: a bug of that kind raised inside the wrapper's
+    # code (a shape error in a dataset's __getitem__) is fixed where the wrapper points, not in the model.
+    keeps_inside: list[str] = []
     in_worker: str | None = None
     fallback: bool = False
     scale_floor: float | None = None
@@ -289,6 +292,7 @@ def _to_entry(spec: EntrySpec, source: str) -> Entry:
             confirmed_as=c.confirmed_as,
             kill_record=c.kill_record,
             wrapper=c.wrapper,
+            keeps_inside=tuple(c.keeps_inside),
             in_worker=c.in_worker,
             fallback=c.fallback,
             scale_floor=c.scale_floor,

@@ -2789,3 +2789,20 @@ def test_a_setup_steps_bar_after_an_error_is_no_training_going_on() -> None:
     assert _diagnose(case).verdict == "failure"
     # (near miss: the same bar as the training loop's, which did go on after the error)
     assert _primary_if_changed(case, ("Loading checkpoint shards:", "Training:")) is None
+
+
+def test_numpy_shape_errors_are_shape_mismatches() -> None:
+    # NumPy's wording of the mistake: "could not broadcast input array from shape (97,) into shape (112,)"
+    assert _diagnose("b73h-frcenv-sb3-reset-obs-97-into-112-lidar-misses-dropped").primary.id == (
+        "tensor-shape-mismatch/incompatible-shapes")
+
+
+def test_a_shape_error_raised_in_the_datasets_code_is_the_datasets_exception() -> None:
+    # The same words raised in a dataset's __getitem__ (a crop that came out empty): the dataset's bug, which
+    # the wrapper names, not the model's (the wrapper keeps model-code mistakes as its own).
+    case = "more44a-openpose-coco-loader-crop-zero-width-broadcast"
+    assert _diagnose(case).primary.id == "dataloader-worker-failure/getitem-exception"
+    # (near miss: a cause of another kind inside the same traceback is still what the wrapper wraps)
+    assert _primary_if_changed(case, (
+        "ValueError: could not broadcast input array from shape (219,0,3) into shape (219,262,3)",
+        "OSError: [Errno 24] Too many open files")) not in (None, "dataloader-worker-failure/getitem-exception")

@@ -948,7 +948,9 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
         wrapped = [e for e in initiating if e.path == first.path and e.rank == first.rank
                    and first.line <= e.line <= reach and e.cause not in ctx.library.wrappers
                    and e.cause not in ctx.library.fallbacks
-                   and first.cause not in ctx.library.cause(e.cause).competes]
+                   and first.cause not in ctx.library.cause(e.cause).competes
+                   and ctx.library.entry(e.cause.split("/")[0]).category
+                   not in ctx.library.cause(first.cause).keeps_inside]
         if wrapped:
             wrapper, first = first, min(wrapped, key=lambda e: e.line)
             # What it wraps has a meaning of its own inside the wrapper's workers (host memory -> the
