@@ -476,6 +476,7 @@ class ScanResult:
     tqdm_incomplete: Mapping[int | None, bool] = field(default_factory=dict)
     done: bool = False  # the log printed a line that says training finished
     done_line: int = 0  # the last such line of the tail (0: none)
+    prompt_line: int = 0  # the tail's last line that is a shell's prompt alone: the program had exited (0: none)
     last_line_rank: Mapping[int | None, int] = field(default_factory=dict)
     dropped: Mapping[str, int] = field(default_factory=dict)  # fingerprint key -> hits not kept
     cut_lines: int = 0  # lines too long for a block, read only to their first MAX_LINE bytes
@@ -523,6 +524,7 @@ class ScanResult:
                                  rises=tuple(num(n) for n in p.rises))
                       for k, p in self.progress.items()},
             done_line=num(self.done_line) if self.done_line else 0,
+            prompt_line=num(self.prompt_line) if self.prompt_line else 0,
             last_line_rank={k: num(v) for k, v in self.last_line_rank.items()},
             notable=tuple(replace(n, line=line(n.line)) for n in self.notable),
             markers=tuple(replace(m, line=line(m.line)) for m in self.markers),

@@ -2819,3 +2819,15 @@ def test_a_mid_run_cuda_unknown_error_is_read_with_what_threads_found_behind_it(
     # (near miss: another sticky CUDA error in the same place is that error's)
     assert _primary_if_changed(case, ("CUDA error: unknown error", "CUDA error: an illegal memory access was encountered")) == (
         "cuda-illegal-memory-access/illegal-address")
+
+
+def test_the_shells_prompt_below_an_unfinished_bar_is_an_exit_mid_training() -> None:
+    # YOLOv9 on Windows: its bar ("| 0/402 00:20", YOLOv5's own bar format) and then PowerShell's prompt: the
+    # program returned to the shell in its first epoch and printed nothing.
+    case = "more32g-yolov9-windows-first-epoch-silent-exit"
+    d = _diagnose(case)
+    assert d.verdict == "failure" and d.primary.id == "unclassified-failure/process-exited"
+    assert "exit status" in d.primary.why
+    # (near misses: no prompt, the log merely ends; the bar at its end, the loop finished)
+    assert _primary_if_changed(case, ("PS D:\\Coding\\yolov9>", "")) is None
+    assert _primary_if_changed(case, ("| 0/402 00:20", "| 402/402 05:20")) is None

@@ -181,8 +181,8 @@ def _range_state(reader: Reader, source: Source, start: int, end: int, last: boo
 # The last range's scan without its tail's reading: the result, the tail and its first line's number.
 _Untailed = tuple[ScanResult, bytes, int]
 # What the tail's reading sets (Reader.read_tail), taken from it into the last range's result.
-_TAIL_FIELDS = ("progress", "tqdm_incomplete", "done", "done_line", "last_line_rank", "notable", "markers",
-                "tail_lines")
+_TAIL_FIELDS = ("progress", "tqdm_incomplete", "done", "done_line", "prompt_line", "last_line_rank", "notable",
+                "markers", "tail_lines")
 
 
 def _file_tail(path: Path, size: int) -> bytes:
@@ -240,6 +240,7 @@ def merge(source: Source, parts: list[ScanResult]) -> ScanResult:
         if is_last:
             out.progress, out.tqdm_incomplete = dict(shifted.progress), dict(shifted.tqdm_incomplete)
             out.done, out.done_line = shifted.done, shifted.done_line
+            out.prompt_line = shifted.prompt_line
             out.last_line_rank = dict(shifted.last_line_rank)
             out.notable = list(shifted.notable)
             out.markers = list(shifted.markers)

@@ -87,6 +87,8 @@ NOTABLE_KEEP = 256  # error-worded lines kept from one input's tail: its first o
 
 _STEP = re.compile(r"(?:global_step|[Ss]tep|[Ii]ter(?:ation)?)[ =:]+(\d{1,18}(?!\d))")
 _TQDM = re.compile(r"(\d{1,18}(?!\d))/(\d{1,18}(?!\d)) \[")
+# (YOLOv5's bar format: the count after the bar's pipe, then only the elapsed time, "| 0/402 00:20")
+_TQDM_ELAPSED = re.compile(r"\| ?(\d{1,18})/(\d{1,18}) \d{1,3}:\d\d")
 # A bar with no total (an iterable without len): "loss: 0.53: : 120it [00:08, 14.2it/s]"
 _TQDM_COUNT = re.compile(r"(?<![\w.])(\d{1,18})it \[\d[\d:]*[,<]")
 # (a word of its own: a config's "min_Epoch: 20" or "num_epoch = 300" is no epoch reached)
@@ -175,6 +177,7 @@ class Found:
     tqdm_incomplete: dict[int | None, bool] = field(default_factory=dict)
     done: bool = False
     done_line: int = 0
+    prompt_line: int = 0
     last_line_rank: dict[int | None, int] = field(default_factory=dict)
     dropped: Counter[str] = field(default_factory=Counter)
     contexts: set[str] = field(default_factory=set)
@@ -196,6 +199,7 @@ class Found:
             world_sizes=frozenset(self.world_sizes), stated_ranks=frozenset(self.stated_ranks),
             progress=dict(self.progress),
             tqdm_incomplete=dict(self.tqdm_incomplete), done=self.done, done_line=self.done_line,
+            prompt_line=self.prompt_line,
             last_line_rank=dict(self.last_line_rank),
             dropped=dict(self.dropped), contexts=frozenset(self.contexts), cut_lines=self.cut_lines,
             seen_ranks={k: frozenset(v) for k, v in self.seen_ranks.items()},
@@ -789,6 +793,8 @@ class Reader:
             if "done" in kinds:
                 result.done, result.done_line = True, lines.number(start)
                 bare_done = all(pid in _BARE_DONE for _, pid in by_line[start] if pid in _DONE_PIDS)
+            if "prompt" in kinds:
+                result.prompt_line = lines.number(start)
             if "progress" not in kinds:
                 continue
             att = lines.prefix(start, vis)
@@ -798,7 +804,7 @@ class Reader:
                 continue
             rank = att.rank if att.rank is not None else file_rank
             step = None
-            tq = _TQDM.search(att.rest)
+            tq = _TQDM.search(att.rest) or _TQDM_ELAPSED.search(att.rest)
             if tq and (int(tq.group(2)) <= 1 or _SETUP_BAR.search(vis)):
                 # A bar of one item ("Writing model shards: 1/1 [...]") is one operation's, not the
                 # training loop's, nor is a setup step's (_SETUP_BAR): it says nothing about training going on.

@@ -1480,12 +1480,44 @@ def _stuck_in_extension_build(ctx: Context, base: Diagnosis) -> Diagnosis | None
     return None
 
 
+PROMPT_AFTER_BAR = 3  # lines: the shell's prompt this close below the last bar came back when the program ended
+
+
+def _exited_mid_loop(ctx: Context, base: Diagnosis) -> Diagnosis | None:
+    """A pasted terminal session that ends at the shell's prompt, right below a bar its loop left unfinished
+    ("0/402"): the program returned to the shell mid-training without a word of its own, an exit, not a
+    run that may still go on. Which exit (a native crash that Windows reports nowhere, a kill the shell did
+    not print, a script's own quiet exit) only its exit status says."""
+    for s in ctx.scans:
+        mine = [p for p in s.progress.values() if p.path == s.path]
+        if not s.prompt_line or not mine:
+            continue
+        last = max(mine, key=lambda p: p.line)
+        if not s.tqdm_incomplete.get(last.rank) or not 0 < s.prompt_line - last.line <= PROMPT_AFTER_BAR:
+            continue
+        if s.prompt_line < max(s.last_line_rank.values(), default=0):
+            continue  # (the session went on after that prompt)
+        prompt = next((ln.text for ln in s.tail_lines if ln.number == s.prompt_line), "the shell's prompt")
+        ev = (Evidence(s.path, last.line, last.rank, f"last progress: {last.text}"),
+              Evidence(s.path, s.prompt_line, last.rank, prompt))
+        why = (f"the shell's prompt came back right after the training bar, left at {last.text.strip()[:80]}: the "
+               f"program exited mid-training and printed no error; its exit status (`echo $?`, or "
+               f"`$LASTEXITCODE` in PowerShell) and the system's log (dmesg, or Windows' Event Viewer) say how")
+        primary = _finding(ctx, EXITED, confidence_=0.4, rank=last.rank, host=None, time=last.time, evidence=ev,
+                           missing=_missing(ctx, EXITED), why=why)
+        return replace(base, verdict="failure", primary=primary)
+    return None
+
+
 def _hang_or_healthy(ctx: Context, base: Diagnosis, progress: dict[int | None, RankProgress]) -> Diagnosis:
     stuck = _stuck_in_store_barrier(ctx, base) or _stuck_in_extension_build(ctx, base)
     if stuck is not None:
         return stuck
     if not progress or any(s.done for s in ctx.scans):
         return base
+    exited = _exited_mid_loop(ctx, base)
+    if exited is not None:
+        return exited
     incomplete = any(v for s in ctx.scans for v in s.tqdm_incomplete.values())
     steps = {r: p.step for r, p in progress.items() if p.step is not None}
     laggard: int | None = None

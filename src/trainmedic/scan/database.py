@@ -22,7 +22,8 @@ from trainmedic.util import linear
 Kind = Literal["fingerprint", "traceback", "summary", "memory-table", "world", "progress", "done", "context",
                "checkpoint",
                "fatal", "error", "warning",  # tail-only severity (model.Notable)
-               "launch", "setup", "checkpoint-load", "evaluation", "checkpoint-save", "shutdown", "restart"]  # phases
+               "launch", "setup", "checkpoint-load", "evaluation", "checkpoint-save", "shutdown", "restart",  # phases
+               "prompt"]
 
 
 @dataclass(frozen=True)
@@ -78,8 +79,9 @@ STRUCTURE: tuple[Pattern, ...] = (
 )
 
 # A tqdm bar: "37/100 [00:12<00:21, ...]", or with no total (an iterable without len) "120it [00:08, 14.2it/s]".
+# (YOLOv5's and YOLOv9's own bar format, "{l_bar}{bar:10}| {n_fmt}/{total_fmt} {elapsed}", ends "| 0/402 00:20".)
 # One definition: the scanner's progress sign, and the traceback reader's test for a bar glued to a line.
-TQDM_BAR = r"\d+/\d+ \[\d[\d:]*<|\d+it \[\d[\d:]*[,<]"
+TQDM_BAR = r"\d+/\d+ \[\d[\d:]*<|\d+it \[\d[\d:]*[,<]|\| ?\d+/\d+ \d{1,3}:\d\d(?::\d\d)?(?:\s|$)"
 
 # Signs of progress and of a finished run; scanned only over the tail of each input.
 PROGRESS: tuple[Pattern, ...] = (
@@ -109,6 +111,12 @@ PROGRESS: tuple[Pattern, ...] = (
             # MLPerf's logger (mllog) closing a run that reached its target: ':::MLLOG {... "key": "run_stop", ...
             # "metadata": {..., "status": "success"}}' ("aborted" otherwise)
             r'"key": "run_stop"[^\n]{0,300}"status": "success")', "done"),
+    # A shell's prompt alone on a line, nothing typed after it: a pasted terminal session where the program
+    # had returned to the shell (bash's "user@host:~/dir$", with a conda env's "(env) " before it; Red Hat's
+    # "[user@host dir]$"; PowerShell's "PS C:\dir>" and cmd's "C:\dir>")
+    Pattern("shell-prompt", r"^(?:\([\w.-]{1,60}\) ?)?(?:PS [A-Za-z]:\\[^>\n]{0,300}>|[A-Za-z]:\\[^>\n]{0,300}>|"
+            r"[\w.-]{1,64}@[\w.-]{1,64}:[^$#\n]{0,300}[$#]|\[[\w.-]{1,64}@[\w.-]{1,64} [^\]\n]{0,200}\][$#])[ \t]*\r?$",
+            "prompt"),
     # A script's own last word: a line that is only "done", "finished", "complete" (after any prefix).
     Pattern("bare-done", r"(?:^|\]:? ?|\d: )(?:[Dd]one|DONE|[Ff]inished|FINISHED|[Cc]ompleted?)[.!]?[ \t]*\r?$",
             "done"),
