@@ -2831,3 +2831,11 @@ def test_the_shells_prompt_below_an_unfinished_bar_is_an_exit_mid_training() -> 
     # (near misses: no prompt, the log merely ends; the bar at its end, the loop finished)
     assert _primary_if_changed(case, ("PS D:\\Coding\\yolov9>", "")) is None
     assert _primary_if_changed(case, ("| 0/402 00:20", "| 402/402 05:20")) is None
+
+
+def test_safetensors_saving_into_a_missing_folder_is_a_missing_parent_directory() -> None:
+    case = "b74e-rsnodes-ltxv-lora-interrupt-save-final-safetensors-enoent"
+    assert _diagnose(case).primary.id == "checkpoint-permission-error/missing-parent-directory"
+    # (near miss: the same writer out of space is a full disk)
+    assert _primary_if_changed(case, ("I/O error: No such file or directory (os error 2)",
+                                      "I/O error: No space left on device (os error 28)")) == "disk-full/no-space-left"
