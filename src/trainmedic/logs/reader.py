@@ -51,6 +51,7 @@ from trainmedic.model import (
 )
 from trainmedic.scan.database import (
     ERROR_LEVEL,
+    OWN_RANK,
     PHASES,
     PROGRESS,
     WARNING_CALL_ECHO,
@@ -98,8 +99,7 @@ _EPOCH = re.compile(r"\b[Ee]poch[ =:]+(\d{1,18}(?!\d))")
 _BRACKETED = re.compile(r"\[ {0,8}(\d{1,18}(?!\d))/\d+(?: \( {0,2}\d{1,3}%\))?\]")
 _WORLD = re.compile(r"(?:(?:world_size|WORLD_SIZE|num_processes)[=: ]+|MEMBER: \d{1,9}/|Starting with )"
                     r"(\d{1,18}(?!\d))")
-_OWN_RANK = re.compile(r"(?:GLOBAL_RANK: |Global Rank: |Process Group destroyed on rank |"
-                       r"RANK and WORLD_SIZE in environ: )(\d{1,9}(?!\d))")
+_OWN_RANK = re.compile(OWN_RANK + r"(\d{1,9}(?!\d))")  # (scan.database: the words)
 _KV = re.compile(r"(?<!\w)(\w+) *: (.*)")  # (a key starts a word: no retry inside a long one)
 _OWN_LEVEL = linear.compile_bytes(ERROR_LEVEL)
 # A line that starts a record of its own, never the rest of a warning's message: an exception's line

@@ -39,6 +39,9 @@ class Pattern:
 # The characters themselves, not `\u` escapes (hyperscan reads a pattern's UTF-8 bytes and knows no such escape).
 NBSP, IDEOGRAPHIC_SPACE = "\u00a0", "\u3000"
 
+# The words before a process's own rank number (the "own-rank" pattern; the reader reads the number after them).
+OWN_RANK = r"(?:GLOBAL_RANK: |Global Rank: |Process Group destroyed on rank |RANK and WORLD_SIZE in environ: )"
+
 # IPython's traceback header, its first word the exception's class (logs/tracebacks reads the class from it).
 IPYTHON_HEADER = r"([A-Za-z_][\w.]{0,200}?) *Traceback \(most recent call last\)[ \t\r]*"
 # Structure the reader needs besides the fingerprints. Same newline-safe rules as the library.
@@ -74,8 +77,7 @@ STRUCTURE: tuple[Pattern, ...] = (
     # A process saying which rank it is, in its own output: Lightning ("Initializing distributed: GLOBAL_RANK:
     # 0, MEMBER: 1/2"), torch 1.x's c10d teardown ("Process Group destroyed on rank 0"), the Swin Transformer
     # family's start-up print ("RANK and WORLD_SIZE in environ: 0/1"), scripts' "Global Rank: 0".
-    Pattern("own-rank", r"GLOBAL_RANK: \d+|Global Rank: \d+|Process Group destroyed on rank \d+|"
-            r"RANK and WORLD_SIZE in environ: \d+/", "world"),
+    Pattern("own-rank", OWN_RANK + r"\d+", "world"),
 )
 
 # A tqdm bar: "37/100 [00:12<00:21, ...]", or with no total (an iterable without len) "120it [00:08, 14.2it/s]".
