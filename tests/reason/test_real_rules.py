@@ -2839,3 +2839,12 @@ def test_safetensors_saving_into_a_missing_folder_is_a_missing_parent_directory(
     # (near miss: the same writer out of space is a full disk)
     assert _primary_if_changed(case, ("I/O error: No such file or directory (os error 2)",
                                       "I/O error: No space left on device (os error 28)")) == "disk-full/no-space-left"
+
+
+def test_ultralytics_last_epoch_line_says_the_run_finished() -> None:
+    # YOLOv8's plotting thread died of a NaN box ("Exception in thread Thread-54 (plot_images)"), and the trainer
+    # then printed "25 epochs completed in 0.409 hours.": a helper thread's death in a run that finished.
+    case = "b74b-healthy-comicbubbles-yolov8-plot-thread-nan-train-finishes"
+    assert _diagnose(case).verdict == "healthy"
+    # (near miss: without the trainer's last word, the thread's traceback is still reported)
+    assert _primary_if_changed(case, ("25 epochs completed in 0.409 hours.", "")) is not None
