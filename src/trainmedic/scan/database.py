@@ -106,7 +106,8 @@ PROGRESS: tuple[Pattern, ...] = (
             r"[Ff]inished training|`Trainer\.fit` stopped|max_epochs=\d+. reached|"
             r"[Tt]raining done|[Tt]raining (?:of \w+ )?is (?:done|finished|complete)|[Ss]aving final|"
             r"WorkerState\.SUCCEEDED|worker group successfully finished|"
-            # Ultralytics' trainer (YOLOv5, YOLOv8 and after) when its last epoch ends: "25 epochs completed in 0.409 hours."
+            # Ultralytics' trainer (YOLOv5, YOLOv8 and after) as its last epoch ends:
+            # "25 epochs completed in 0.409 hours."
             r"\b\d+ epochs completed in \d+\.\d+ hours|"
             # wandb.finish() reports the script's exit: "(success)" for 0, "(failed 1)" otherwise
             r"Waiting for W&B process to finish\.\.\. \(success\)|"
