@@ -2848,3 +2848,12 @@ def test_ultralytics_last_epoch_line_says_the_run_finished() -> None:
     assert _diagnose(case).verdict == "healthy"
     # (near miss: without the trainer's last word, the thread's traceback is still reported)
     assert _primary_if_changed(case, ("25 epochs completed in 0.409 hours.", "")) is not None
+
+
+def test_a_metric_named_error_is_a_reading_not_an_error_line() -> None:
+    # The validation's summary "Rotation Error (deg): 62.79" after the DataLoader's ignored teardown errors.
+    case = "b74b-healthy-rcvpose-colab-validation-child-process-assert"
+    assert _diagnose(case).verdict == "healthy"
+    # (near miss: the same words with no reading, an error line at the log's end)
+    assert _primary_if_changed(case, ("Rotation Error (deg): 62.79", "Rotation Error (deg): solver failed")) == (
+        "unclassified-failure/error-lines")

@@ -198,6 +198,9 @@ WARNING_LEVEL: tuple[Pattern, ...] = (
     # reports, as an epoch's "the following errors occurred" summary of skipped samples does
     Pattern("info-record", r"- INFO -|\[INFO[\]|]|\| INFO +\||(?:^|\] |\d )INFO[: ]|(?:^|\[)I\d{4} \d\d:\d\d:\d\d\.\d",
             "warning"),
+    # A metric named an error, with its reading: "Rotation Error (deg): 62.79", "Mean Absolute Error: 0.0123",
+    # "val error=0.25" (a figure with a decimal point: no exit status or errno, "Error 1")
+    Pattern("metric-named-error", r"\b[Ee]rror(?: \([^)\n]{1,20}\))? ?[:=] {0,3}-?\d{1,12}\.\d", "warning"),
     # torch's TORCH_LOGS artifacts ("[0/1] [__recompiles] Recompiling function forward ... triggered by the
     # following guard failure(s)", "[__graph_breaks]"): debug output the user asked for, whatever it says
     Pattern("info-torch-logs", r"\[__[a-z_]{2,40}\] ", "warning"),
