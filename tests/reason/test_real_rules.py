@@ -2857,3 +2857,14 @@ def test_a_metric_named_error_is_a_reading_not_an_error_line() -> None:
     # (near miss: the same words with no reading, an error line at the log's end)
     assert _primary_if_changed(case, ("Rotation Error (deg): 62.79", "Rotation Error (deg): solver failed")) == (
         "unclassified-failure/error-lines")
+
+
+@pytest.mark.parametrize(("case_id", "cause"), [
+    # the Lightning Trainer refusing its model: the class itself passed, or a model of the other package
+    ("b74b-nugraph3da-lightning-fit-class-not-instance", "lightning-failure/not-a-lightning-module"),
+    ("more32i-lag-llama-finetune-not-lightningmodule-two-packages", "lightning-failure/not-a-lightning-module"),
+    # transformers' bitsandbytes quantizer refusing a device map that spilled modules to the CPU
+    ("b74b-mistral-unsloth-t4-4bit-modules-dispatched-cpu", "cuda-out-of-memory/model-does-not-fit"),
+])
+def test_a_refusal_before_training_names_what_was_refused(case_id: str, cause: str) -> None:
+    assert _diagnose(case_id).primary.id == cause
