@@ -2868,3 +2868,7 @@ def test_a_metric_named_error_is_a_reading_not_an_error_line() -> None:
 ])
 def test_a_refusal_before_training_names_what_was_refused(case_id: str, cause: str) -> None:
     assert _diagnose(case_id).primary.id == cause
+
+
+def test_transformers_cant_load_the_model_is_a_model_that_could_not_be_fetched() -> None:
+    assert _diagnose("b74b-deepsink-unsloth-hf-transfer-download-failed").primary.id == "hf-trainer-failure/model-not-found"
