@@ -100,7 +100,7 @@ class Cause:
     confirmed_as: str | None = None  # a kill that a kernel OOM record for its pid turns into this cause
     kill_record: bool = False  # a kernel/cgroup OOM record: it confirms kills of the pid it names
     wrapper: bool = False  # a wrapper exception: a known initiating cause inside it is the finding
-    keeps_inside: tuple[str, ...] = ()  # ... except one of these categories: then the wrapper is
+    keeps_inside: tuple[str, ...] = ()  # ... except causes of these categories: the wrapper stays the finding
     in_worker: str | None = None  # what this cause is when it happens inside one of the entry's workers
     fallback: bool = False  # stands for a failure no signature knows: leads only when nothing else does
     tail_only: bool = False  # its words are read over each input's tail only, into notable lines

@@ -152,7 +152,7 @@ def _training_loss(rx: re.Pattern[str], text: str) -> re.Match[str] | None:
 # A bar whose label names a setup step (HF's shard loader, datasets' map and download bars, the Hub's fetch): it
 # counts items of loading, not steps of training, and says nothing about training going on.
 _SETUP_BAR = re.compile(rb"(?:Loading checkpoint shards|Downloading|Fetching \d+ files|Map(?: \(num_proc=\d+\))?|"
-                        rb"Filter|Generating \w+ split|Running tokenizer|Tokeniz\w*|Resolving data files|"
+                        rb"Filter|Generating \w{1,40} split|Running tokenizer|Tokeniz\w{0,20}|Resolving data files|"
                         rb"Extracting data files|Loading safetensors checkpoint shards)[^|\n]{0,40}: {0,2}\d{1,3}%")
 _WANDB_OWN = "wandb: "  # W&B prints its own messages under this name; a run's metrics go to its files, not here
 # A checkpoint line as found: (fingerprint key, visible bytes, line number, file's rank, file's host).
