@@ -2872,3 +2872,9 @@ def test_a_refusal_before_training_names_what_was_refused(case_id: str, cause: s
 
 def test_transformers_cant_load_the_model_is_a_model_that_could_not_be_fetched() -> None:
     assert _diagnose("b74b-deepsink-unsloth-hf-transfer-download-failed").primary.id == "hf-trainer-failure/model-not-found"
+
+
+def test_a_sharded_parameter_met_by_a_plain_tensor_is_fsdp2s_mixed_operands() -> None:
+    # DTensor's dispatcher refusing an op that mixes the two, the message alone on its line
+    assert _diagnose("more32o-fsdp2-tutorial-embedding-mixed-tensor-dtensor").primary.id == (
+        "fsdp-failure/mixed-tensor-dtensor")
