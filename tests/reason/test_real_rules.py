@@ -2878,3 +2878,12 @@ def test_a_sharded_parameter_met_by_a_plain_tensor_is_fsdp2s_mixed_operands() ->
     # DTensor's dispatcher refusing an op that mixes the two, the message alone on its line
     assert _diagnose("more32o-fsdp2-tutorial-embedding-mixed-tensor-dtensor").primary.id == (
         "fsdp-failure/mixed-tensor-dtensor")
+
+
+def test_a_refusal_to_pickle_inside_torch_save_is_not_a_spawned_workers() -> None:
+    # torch.save's pickler refusing wandb.watch's hook lambda: the checkpoint's content, no DataLoader worker
+    case = "b74a-etomnet-torch-save-wandb-watch-hook-lambda"
+    assert _diagnose(case).primary.id == "unclassified-failure/uncaught-exception"
+    # (near miss: the same refusal raised by multiprocessing's pickler as a worker starts)
+    assert _primary_if_changed(case, ("pickler.dump(obj)", "ForkingPickler(file, protocol).dump(obj)"),
+                               ("serialization.py", "reduction.py")) == "dataloader-worker-failure/spawn-unpicklable-object"
