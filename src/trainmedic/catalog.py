@@ -207,6 +207,11 @@ class Library:
         return next((c.full_id for c in self.causes() for k in c.claims if cause_id in k.causes
                      and any(f in inner for f in k.frames) and any(x in exception for x in k.exceptions)), None)
 
+    def keeps_inside(self, wrapper_id: str, cause_id: str) -> bool:
+        """The wrapper keeps a cause of this one's category as its own finding (its `keeps_inside`): a shape
+        error raised in a dataset's code is the dataset's exception, not the model's."""
+        return self.entry(cause_id.partition("/")[0]).category in self.cause(wrapper_id).keeps_inside
+
     def worker_marks(self, entry_id: str | None = None) -> tuple[str, ...]:
         """Substrings that place a line in a worker process (of one entry, or of any)."""
         return tuple(m for e in self.entries if entry_id in (None, e.id) for m in e.worker_marks)
@@ -229,6 +234,7 @@ class Library:
 def _check_links(entries: list[Entry]) -> None:
     ids = {e.id for e in entries}
     causes = {c.full_id for e in entries for c in e.causes}
+    categories = {e.category for e in entries}
     after_finish = {c.full_id for e in entries for c in e.causes if c.after_finish}
     finished_targets = {c.finished_as for e in entries for c in e.causes if c.finished_as}
     for named in sorted(t for t in finished_targets - after_finish if t is not None):
@@ -255,7 +261,7 @@ def _check_links(entries: list[Entry]) -> None:
             if c.keeps_inside and not c.wrapper:
                 raise LibraryError(f"{c.full_id}: keeps_inside refines a wrapper: needs wrapper")
             for cat in c.keeps_inside:
-                if cat not in {x.category for x in entries}:
+                if cat not in categories:
                     raise LibraryError(f"{c.full_id}: keeps_inside names unknown category {cat!r}")
             if c.needs_context and c.otherwise is None:
                 raise LibraryError(f"{c.full_id}: needs_context needs `otherwise`, the cause it is without it")

@@ -949,8 +949,7 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
                    and first.line <= e.line <= reach and e.cause not in ctx.library.wrappers
                    and e.cause not in ctx.library.fallbacks
                    and first.cause not in ctx.library.cause(e.cause).competes
-                   and ctx.library.entry(e.cause.split("/")[0]).category
-                   not in ctx.library.cause(first.cause).keeps_inside]
+                   and not ctx.library.keeps_inside(first.cause, e.cause)]
         if wrapped:
             wrapper, first = first, min(wrapped, key=lambda e: e.line)
             # What it wraps has a meaning of its own inside the wrapper's workers (host memory -> the

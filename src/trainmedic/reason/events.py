@@ -135,7 +135,7 @@ def _event(library: Library, matches: list[Match], tb: Traceback | None, order: 
             and library.cause(m.cause).role == "initiating"
             and m.cause not in library.fallbacks
             # (not a mistake of a kind the wrapper keeps as its own: a shape error in a dataset's code)
-            and library.entry(m.cause.partition("/")[0]).category not in library.cause(best.cause).keeps_inside
+            and not library.keeps_inside(best.cause, m.cause)
             # weak alone, but the wrapper of its own entry is the context that decides it ("initialization
             # error" inside "Caught RuntimeError in DataLoader worker process 0")
             and (weight(m) >= 0.7 or m.cause.partition("/")[0] == best.cause.partition("/")[0])
