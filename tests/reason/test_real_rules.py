@@ -2791,12 +2791,6 @@ def test_a_setup_steps_bar_after_an_error_is_no_training_going_on() -> None:
     assert _primary_if_changed(case, ("Loading checkpoint shards:", "Training:")) is None
 
 
-def test_numpy_shape_errors_are_shape_mismatches() -> None:
-    # NumPy's wording of the mistake: "could not broadcast input array from shape (97,) into shape (112,)"
-    assert _diagnose("b73h-frcenv-sb3-reset-obs-97-into-112-lidar-misses-dropped").primary.id == (
-        "tensor-shape-mismatch/incompatible-shapes")
-
-
 def test_a_shape_error_raised_in_the_datasets_code_is_the_datasets_exception() -> None:
     # The same words raised in a dataset's __getitem__ (a crop that came out empty): the dataset's bug, which
     # the wrapper names, not the model's (the wrapper keeps model-code mistakes as its own).
@@ -2860,24 +2854,20 @@ def test_a_metric_named_error_is_a_reading_not_an_error_line() -> None:
 
 
 @pytest.mark.parametrize(("case_id", "cause"), [
+    # NumPy's wording of the mistake: "could not broadcast input array from shape (97,) into shape (112,)"
+    ("b73h-frcenv-sb3-reset-obs-97-into-112-lidar-misses-dropped", "tensor-shape-mismatch/incompatible-shapes"),
+    # transformers' "Can't load the model for <id>" (the weights could not be fetched)
+    ("b74b-deepsink-unsloth-hf-transfer-download-failed", "hf-trainer-failure/model-not-found"),
+    # DTensor's dispatcher refusing an op that mixes the two, the message alone on its line
+    ("more32o-fsdp2-tutorial-embedding-mixed-tensor-dtensor", "fsdp-failure/mixed-tensor-dtensor"),
     # the Lightning Trainer refusing its model: the class itself passed, or a model of the other package
     ("b74b-nugraph3da-lightning-fit-class-not-instance", "lightning-failure/not-a-lightning-module"),
     ("more32i-lag-llama-finetune-not-lightningmodule-two-packages", "lightning-failure/not-a-lightning-module"),
     # transformers' bitsandbytes quantizer refusing a device map that spilled modules to the CPU
     ("b74b-mistral-unsloth-t4-4bit-modules-dispatched-cpu", "cuda-out-of-memory/model-does-not-fit"),
 ])
-def test_a_refusal_before_training_names_what_was_refused(case_id: str, cause: str) -> None:
+def test_a_frameworks_own_wording_names_its_cause(case_id: str, cause: str) -> None:
     assert _diagnose(case_id).primary.id == cause
-
-
-def test_transformers_cant_load_the_model_is_a_model_that_could_not_be_fetched() -> None:
-    assert _diagnose("b74b-deepsink-unsloth-hf-transfer-download-failed").primary.id == "hf-trainer-failure/model-not-found"
-
-
-def test_a_sharded_parameter_met_by_a_plain_tensor_is_fsdp2s_mixed_operands() -> None:
-    # DTensor's dispatcher refusing an op that mixes the two, the message alone on its line
-    assert _diagnose("more32o-fsdp2-tutorial-embedding-mixed-tensor-dtensor").primary.id == (
-        "fsdp-failure/mixed-tensor-dtensor")
 
 
 def test_a_refusal_to_pickle_inside_torch_save_is_not_a_spawned_workers() -> None:
