@@ -2877,3 +2877,19 @@ def test_a_refusal_to_pickle_inside_torch_save_is_not_a_spawned_workers() -> Non
     # (near miss: the same refusal raised by multiprocessing's pickler as a worker starts)
     assert _primary_if_changed(case, ("pickler.dump(obj)", "ForkingPickler(file, protocol).dump(obj)"),
                                ("serialization.py", "reduction.py")) == "dataloader-worker-failure/spawn-unpicklable-object"
+
+
+def test_a_root_cause_sigterm_the_launcher_did_not_send_is_that_ranks_own_failure() -> None:
+    # torchrun's root cause is rank 0 dead of signal 15, yet the agent got no death signal and signalled
+    # only the other three pids, after: something outside stopped rank 0
+    case = "b74g-poster-gen-torchrun-4gpu-rank0-sigterm-exitcode-minus15-epoch1"
+    d = _diagnose(case)
+    assert (d.primary.id, d.primary.rank) == ("unclassified-failure/process-exited", 0)
+    assert any("SIGTERM" in m.fact for m in d.primary.missing)
+    # (near misses: the agent itself received the death signal, or it signalled rank 0's pid too)
+    assert _primary_if_changed(case, ("E0415 18:06:54.863000 206745", "W0415 18:06:53.800000 206745 site-packages/"
+                                      "torch/distributed/elastic/agent/server/api.py:704] Received Signals.SIGTERM "
+                                      "death signal, shutting down workers\nE0415 18:06:54.863000 206745")) != (
+        "unclassified-failure/process-exited")
+    assert _primary_if_changed(case, ("Sending process 206845 closing", "Sending process 206843 closing")) != (
+        "unclassified-failure/process-exited")

@@ -1306,6 +1306,15 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
                 cause_id = EXITED
             missing.append(MissingFact(f"the stderr of rank {rank}",
                                        f"collect rank {rank}'s stderr (torchrun --log-dir, or --tee 3)"))
+        elif kind == "terminated":
+            why = (f"the launcher saw rank {rank} die first, of a SIGTERM it did not send: it got no death signal "
+                   f"itself and signalled only the other workers, after; something outside it stopped rank {rank} "
+                   f"(a person's kill, a memory watchdog such as earlyoom or systemd-oomd, a job runner)")
+            if EXITED in ctx.library.cause_ids:
+                cause_id = EXITED
+            missing.append(MissingFact(f"who sent rank {rank} its SIGTERM",
+                                       "journalctl --since <the failure's time> (earlyoom, systemd-oomd, a runner's "
+                                       "log), the scheduler's accounting, and the shell history of who ran kill"))
         elif (busy := _still_busy(progress, first)) is not None:
             # Silent, but the unranked output (its progress bar: only one rank prints it) was still
             # moving when the others' collective timed out: it was doing work alone, not hung.
@@ -1351,7 +1360,7 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
     guess = kind.startswith("likeliest")  # a lead from what real logs most often show, not from this log's lines
     conf = confidence.hang(True) if cause_id == HANG else confidence.cascade_only(0 if guess else len(suspects))
     ev = _evidence(first.evidence)
-    if kind == "exited" and rank is not None:
+    if kind in ("exited", "terminated") and rank is not None:
         # The launcher's own line on that rank's exit comes first: it is the failure's only trace here.
         named = [ln for e in sorted(events, key=lambda e: (e.path, e.line)) for ln in e.evidence
                  if launcher_rank(ln.text) == rank]

@@ -196,6 +196,9 @@ def suspects(ctx: Context, events: list[Event], progress: dict[int | None, RankP
         return own_exit, "aborted"
     if own_exit:
         return own_exit, "exited"
+    outside = terminated_from_outside(ctx, records, events)
+    if outside is not None:
+        return [outside], "terminated"
     lines = [ln for e in cascades for ln in e.evidence[:4]]
     # monitored_barrier: rank 0 names the rank that did not arrive ("Rank 2 failed to pass
     # monitoredBarrier"); the other ranks only point at rank 0's log ("check rank 0 logs for faulty rank").
@@ -242,6 +245,26 @@ def suspects(ctx: Context, events: list[Event], progress: dict[int | None, RankP
         # (said apart: a log in which no line names its rank at all)
         return [0], "likeliest" if any(e.rank is not None for e in events) else "likeliest-unranked"
     return silent, "silent"
+
+
+def terminated_from_outside(ctx: Context, records: list[SummaryRecord], events: list[Event]) -> int | None:
+    """The rank the launcher saw die first of a SIGTERM it did not send: its summary's root cause is
+    signal 15 while the agent itself got no death signal and signalled only other pids ("Sending process
+    N closing signal SIGTERM" comes after, for the survivors). Something outside the launcher stopped that
+    one worker (a person's kill, a memory watchdog such as earlyoom, a job runner): its own failure, not
+    the teardown's echo."""
+    roots = [r for r in records if r.root_cause and r.exitcode == -15 and r.pid is not None]
+    if len(roots) != 1:
+        return None
+    texts = [ln.text for e in events for ln in e.evidence] + [n.line.text for n in notable.every(ctx.scans)]
+    if any(_AGENT_SIGNALLED.search(t) for t in texts):
+        return None
+    sent = {int(m.group(1)) for t in texts for m in _SENT.finditer(t)}
+    return roots[0].rank if sent and roots[0].pid not in sent else None
+
+
+_SENT = re.compile(r"Sending process (\d{1,10}) closing signal")
+_AGENT_SIGNALLED = re.compile(r"death signal, shutting down workers")
 
 
 _SEQ = re.compile(r"\bSeqNum=(\d{1,18}(?!\d))|last completed NCCL work: (\d{1,18}(?!\d))")
