@@ -122,6 +122,7 @@ class Cause:
     loss_nonfinite: bool = False  # a loss that turned NaN or Inf in the metric lines and stayed so to the end
     loss_vanished: bool = False  # a loss that fell straight to exactly 0 and stayed there to the end
     persists: int | None = None  # its warnings on this many lines of one process are the failure
+    trains_on: bool = False  # training runs on after it with nothing to learn from: later steps do not clear it
     stack_waits: tuple[str, ...] = ()
     # A timeout raised inside one of these (`with torch_distributed_zero_first(rank):`, HF's
     # `main_process_first()`): the other ranks wait there while rank 0 does the work alone first.

@@ -191,6 +191,9 @@ class CauseSpec(_Strict):
     # Its warning-level lines, logged on this many lines of one process, are the failure (unless a finite,
     # non-zero loss comes after the last): every evaluation's NaN loss, every sample's masked labels.
     persists: int | None = Field(default=None, ge=2)
+    # What it names lets training run on with nothing to learn from (a train split of no sample prints its
+    # epochs all the same): steps rising after it do not clear it.
+    trains_on: bool = False
     stack_waits: list[str] = []
     main_first_frames: list[str] = []
     phrases: list[str] = []
@@ -309,6 +312,7 @@ def _to_entry(spec: EntrySpec, source: str) -> Entry:
             loss_nonfinite=c.loss_nonfinite,
             loss_vanished=c.loss_vanished,
             persists=c.persists,
+            trains_on=c.trains_on,
             stack_waits=tuple(c.stack_waits),
             main_first_frames=tuple(c.main_first_frames),
             phrases=tuple(c.phrases),

@@ -2893,3 +2893,12 @@ def test_a_root_cause_sigterm_the_launcher_did_not_send_is_that_ranks_own_failur
         "unclassified-failure/process-exited")
     assert _primary_if_changed(case, ("Sending process 206845 closing", "Sending process 206843 closing")) != (
         "unclassified-failure/process-exited")
+
+
+def test_a_train_split_of_no_sample_is_a_failure_though_its_epochs_run_on() -> None:
+    # torchreid's statistics table: the train row counts no identity and no image; 150 epochs of loss 0 follow
+    case = "b74g-sdfnet-reid-train-subset-zero-images-loss-zero-150-epochs"
+    assert _diagnose(case).primary.id == "training-config-error/empty-dataset"
+    # (near miss: the same table with the train row filled, a run that trained)
+    assert _primary_if_changed(case, ("train    |     0 |        0 |", "train    |   298 |     2311 |")) != (
+        "training-config-error/empty-dataset")

@@ -808,8 +808,9 @@ def _went_on(ctx: Context, e: Event) -> bool:
     cause = ctx.library.cause(e.cause)
     if cause.loss_nonfinite and e.traceback is None:
         return _finite_after(ctx, e)
-    if (cause.metric_shaped or ctx.library.entry(cause.entry_id).category == "launcher" or cause.kill_record
-            or e.cause in ctx.library.kills or (e.cause in ctx.library.fallbacks and e.traceback is None)):
+    if (cause.trains_on or cause.metric_shaped or ctx.library.entry(cause.entry_id).category == "launcher"
+            or cause.kill_record or e.cause in ctx.library.kills
+            or (e.cause in ctx.library.fallbacks and e.traceback is None)):
         return False
     if _unprefixed_among_several(ctx, e):
         return False  # the steps may well be another process's
