@@ -2865,6 +2865,8 @@ def test_a_metric_named_error_is_a_reading_not_an_error_line() -> None:
     ("more32i-lag-llama-finetune-not-lightningmodule-two-packages", "lightning-failure/not-a-lightning-module"),
     # transformers' bitsandbytes quantizer refusing a device map that spilled modules to the CPU
     ("b74b-mistral-unsloth-t4-4bit-modules-dispatched-cpu", "cuda-out-of-memory/model-does-not-fit"),
+    # mmcv's compiled ops missing (mmcv-lite, or a source install without them): the package, not its API
+    ("more33f-mo3tr-train-mmcv-ext-missing", "dependency-version-mismatch/module-missing"),
 ])
 def test_a_frameworks_own_wording_names_its_cause(case_id: str, cause: str) -> None:
     assert _diagnose(case_id).primary.id == cause
