@@ -2904,3 +2904,21 @@ def test_a_train_split_of_no_sample_is_a_failure_though_its_epochs_run_on() -> N
     # (near miss: the same table with the train row filled, a run that trained)
     assert _primary_if_changed(case, ("train    |     0 |        0 |", "train    |   298 |     2311 |")) != (
         "training-config-error/empty-dataset")
+
+
+def test_a_process_stopped_while_making_its_store_was_waiting_to_reach_it() -> None:
+    """Ctrl-C on a DDP start that never got past init_process_group: the spawned process's stack ends in the
+    rendezvous (`next(rendezvous_iterator)`), which waits for MASTER_ADDR:MASTER_PORT to answer."""
+    case = "more26a-spawn-find-free-port-per-rank-init-process-group-hang"
+    d = _diagnose(case)
+    assert d.primary is not None and d.primary.id == "rendezvous-failure/store-unreachable"
+    assert "init_process_group" in d.primary.evidence[0].text
+    # Near misses: the same stop inside init_process_group's store-based barrier is a wait for other ranks;
+    # in a function of the training script, no rendezvous at all.
+    barrier = _primary_if_changed(case, ("    store, rank, world_size = next(rendezvous_iterator)",
+                                         "    _store_based_barrier(rank, store, timeout)\n"
+                                         '  File "/x/torch/distributed/distributed_c10d.py", line 231, in '
+                                         "_store_based_barrier\n    worker_count = store.add(store_key, 0)"))
+    assert barrier == "nccl-timeout/store-barrier-timeout"
+    assert _primary_if_changed(case, ("in init_process_group", "in build_model")) != \
+        "rendezvous-failure/store-unreachable"
