@@ -59,6 +59,11 @@ OTHERS: dict[str, tuple[Callable[[], Any], str]] = {
                                         "cuda-device-side-assert/index-out-of-range"),
     "one_hot of a class past num_classes": (lambda: F.one_hot(torch.tensor([5]), 3),
                                             "cuda-device-side-assert/target-out-of-range"),
+    "a half tensor times a float one": (lambda: torch.zeros(2, 2, dtype=torch.half) @ torch.zeros(2, 2),
+                                        "dtype-mismatch/incompatible-dtypes"),
+    "layer norm of integers": (lambda: F.layer_norm(torch.zeros(2, 3, dtype=torch.int64), (3,)),
+                               "dtype-mismatch/incompatible-dtypes"),
+    "softmax of integers": (lambda: F.softmax(torch.zeros(3, dtype=torch.long), 0), "dtype-mismatch/incompatible-dtypes"),
     "BCE on logits": (lambda: F.binary_cross_entropy(torch.full((2,), 2.0), torch.zeros(2)),
                       "cuda-device-side-assert/bce-input-out-of-range"),
     "BCE on 0/255 masks": (lambda: F.binary_cross_entropy(torch.full((2,), 0.5), torch.full((2,), 255.0)),
@@ -69,7 +74,7 @@ OTHERS: dict[str, tuple[Callable[[], Any], str]] = {
 def _diagnosed(name: str, raiser: Callable[[], Any]) -> tuple[str, str | None]:
     try:
         raiser()
-    except (RuntimeError, ValueError, IndexError, AssertionError):
+    except (RuntimeError, ValueError, IndexError, AssertionError, AttributeError):
         log = "epoch 1 step 10 loss 2.31\n" + traceback.format_exc()
     else:
         pytest.fail(f"{name}: torch raised nothing")
@@ -81,6 +86,13 @@ def _diagnosed(name: str, raiser: Callable[[], Any]) -> tuple[str, str | None]:
 def test_a_shape_error_torch_raises_is_read_as_a_shape_mismatch(name: str) -> None:
     last, got = _diagnosed(name, RAISERS[name])
     assert got == SHAPES, (name, last, got)
+
+
+def test_set_device_on_a_cpu_only_build_is_read_as_that_build() -> None:
+    if torch.cuda.is_available():
+        pytest.skip("this torch has CUDA: set_device would not fail")
+    _, got = _diagnosed("set_device", lambda: torch.cuda.set_device(1))
+    assert got == "missing-cuda-libraries/cpu-only-build"
 
 
 @pytest.mark.parametrize("name", sorted(OTHERS))
