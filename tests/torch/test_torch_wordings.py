@@ -1,6 +1,7 @@
-"""Shape errors as the installed torch words them, raised for real (in-process, on the CPU, in milliseconds),
-must each be read as a shape mismatch: the library's fixture lines copy these formats from torch's sources,
-this checks them against what torch itself prints today."""
+"""Errors as the installed torch words them, raised for real (in-process, on the CPU, in milliseconds),
+must each be read as their cause: shape mismatches first, then dtypes, out-of-range values and a CPU-only build.
+The library's fixture lines copy these formats from torch's sources; this checks them against what torch itself
+prints today."""
 
 from __future__ import annotations
 
