@@ -65,6 +65,8 @@ OTHERS: dict[str, tuple[Callable[[], Any], str]] = {
     "layer norm of integers": (lambda: F.layer_norm(torch.zeros(2, 3, dtype=torch.int64), (3,)),
                                "dtype-mismatch/incompatible-dtypes"),
     "softmax of integers": (lambda: F.softmax(torch.zeros(3, dtype=torch.long), 0), "dtype-mismatch/incompatible-dtypes"),
+    "a None sample to the default collate": (lambda: torch.utils.data.default_collate([None, None]),
+                                             "dataloader-worker-failure/getitem-exception"),
     "BCE on logits": (lambda: F.binary_cross_entropy(torch.full((2,), 2.0), torch.zeros(2)),
                       "cuda-device-side-assert/bce-input-out-of-range"),
     "BCE on 0/255 masks": (lambda: F.binary_cross_entropy(torch.full((2,), 0.5), torch.full((2,), 255.0)),
@@ -75,7 +77,7 @@ OTHERS: dict[str, tuple[Callable[[], Any], str]] = {
 def _diagnosed(name: str, raiser: Callable[[], Any]) -> tuple[str, str | None]:
     try:
         raiser()
-    except (RuntimeError, ValueError, IndexError, AssertionError, AttributeError):
+    except (RuntimeError, ValueError, IndexError, AssertionError, AttributeError, TypeError):
         log = "epoch 1 step 10 loss 2.31\n" + traceback.format_exc()
     else:
         pytest.fail(f"{name}: torch raised nothing")
