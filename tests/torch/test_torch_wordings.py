@@ -77,7 +77,7 @@ OTHERS: dict[str, tuple[Callable[[], Any], str]] = {
 def _diagnosed(name: str, raiser: Callable[[], Any]) -> tuple[str, str | None]:
     try:
         raiser()
-    except (RuntimeError, ValueError, IndexError, AssertionError, AttributeError, TypeError):
+    except Exception:  # whatever torch raised: the log is its traceback, as a run would print it
         log = "epoch 1 step 10 loss 2.31\n" + traceback.format_exc()
     else:
         pytest.fail(f"{name}: torch raised nothing")
