@@ -2922,3 +2922,15 @@ def test_a_process_stopped_while_making_its_store_was_waiting_to_reach_it() -> N
     assert barrier == "nccl-timeout/store-barrier-timeout"
     assert _primary_if_changed(case, ("in init_process_group", "in build_model")) != \
         "rendezvous-failure/store-unreachable"
+
+
+@pytest.mark.parametrize("case_id", ["b80b-rllm-deepscaler-ray-worker-cannot-find-lcuda",
+                                     "b80b-segzero-triton-cuda-utils-cannot-find-lcuda"])
+def test_a_launcher_stub_that_cannot_link_the_driver_library_is_a_missing_cuda_library(case_id: str) -> None:
+    """Triton links its launcher with -lcuda; with no unversioned libcuda.so on the linker's path every kernel
+    fails to build, and the traceback that follows is torch.compile's or Ray's, not the cause."""
+    d = _diagnose(case_id)
+    assert d.primary is not None and d.primary.id == "missing-cuda-libraries/library-not-found"
+    assert "-lcuda" in d.primary.evidence[0].text
+    # Near miss: the CUDA runtime (-lcudart) an extension build did not find is not the driver library.
+    assert _primary_if_changed(case_id, ("-lcuda\n", "-lcudart\n")) != "missing-cuda-libraries/library-not-found"
