@@ -2934,3 +2934,14 @@ def test_a_launcher_stub_that_cannot_link_the_driver_library_is_a_missing_cuda_l
     assert "-lcuda" in d.primary.evidence[0].text
     # Near miss: the CUDA runtime (-lcudart) an extension build did not find is not the driver library.
     assert _primary_if_changed(case_id, ("-lcuda\n", "-lcudart\n")) != "missing-cuda-libraries/library-not-found"
+
+
+def test_a_loader_thread_the_os_refused_is_a_thread_limit_not_a_loader_failure() -> None:
+    """The DataLoader's queue feeder thread could not start: pthread_create met the user's or container's task
+    limit, which is the cause however deep in the loader's shutdown the traceback ends."""
+    case = "more35g-py312-shutdown-workers-cant-start-thread"
+    d = _diagnose(case)
+    assert d.primary is not None and d.primary.id == "host-resource-limit/thread-creation-failed"
+    # Near miss: another RuntimeError raised at the same place is not a thread the OS refused.
+    assert _primary_if_changed(case, ("can't start new thread", "cannot schedule new futures")) != \
+        "host-resource-limit/thread-creation-failed"
