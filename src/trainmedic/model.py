@@ -71,7 +71,7 @@ class Claim:
 class MissingFact:
     fact: str
     command: str
-    topic: str | None = None  # the probe topic whose facts answer it ("kernel", "nofile", "shm", "memory")
+    topic: str | None = None  # the probe topic whose facts answer it ("kernel", "nofile", "nproc", "shm", "memory")
 
 
 @dataclass(frozen=True)

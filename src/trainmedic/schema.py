@@ -131,7 +131,7 @@ class MissingSpec(_Strict):
     command: str = Field(min_length=2)
     # The probe topic whose facts answer it: once `--probe`, `--facts` or `--dmesg` gave facts on it,
     # the fact is no longer missing.
-    topic: Literal["kernel", "nofile", "shm", "memory"] | None = None
+    topic: Literal["kernel", "nofile", "nproc", "shm", "memory"] | None = None
 
 
 class ActionSpec(_Strict):

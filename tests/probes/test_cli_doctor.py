@@ -14,7 +14,7 @@ from trainmedic.probes.base import Check, ProbeContext
 Cli = Callable[..., Any]  # tests/conftest.py: run the real CLI with injected streams
 
 KEYS = {"id", "status", "value", "threshold", "why", "fix", "data"}  # data: the exact numbers
-IDS = ["shm", "container", "nofile", "memory", "kernel-log", "torch", "cpu", "storage"]
+IDS = ["shm", "container", "nofile", "nproc", "memory", "kernel-log", "torch", "cpu", "storage"]
 
 
 def test_json_shape_and_exit_code_on_this_machine(cli: Cli) -> None:

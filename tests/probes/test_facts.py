@@ -48,6 +48,7 @@ DOCKER_FACTS = {
     "container.kind": ["docker"],
     "nofile.soft": ["1048576"],
     "nofile.hard": ["1048576"],
+    "nproc.limit": ["unlimited"],
     "memory.cgroup_limit_bytes": [str(2048 * MiB)],
     "memory.cgroup_peak_bytes": ["2040109465"],
     "memory.oom_kill_count": ["3"],

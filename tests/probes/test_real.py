@@ -173,7 +173,7 @@ def test_doctor_runs_without_root_and_says_what_it_could_not_read() -> None:
     assert doc, err
     assert "Traceback" not in err
     assert [c["id"] for c in doc["checks"]] == [
-        "shm", "container", "nofile", "memory", "kernel-log", "torch", "cpu", "storage"
+        "shm", "container", "nofile", "nproc", "memory", "kernel-log", "torch", "cpu", "storage"
     ]  # fmt: skip
     kernel = _check(doc, "kernel-log")
     if kernel["status"] == "unknown":

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from trainmedic.probes.base import MiB, ProbeContext
 from trainmedic.probes.container import ContainerProbe, detect
 from trainmedic.probes.cpu import CpuProbe, parse_cpu_list
 from trainmedic.probes.memory import MemoryProbe
 from trainmedic.probes.nofile import NofileProbe
+from trainmedic.probes.nproc import NprocProbe
 from trainmedic.probes.runner import run_probes
 from trainmedic.probes.shm import ShmProbe
 from trainmedic.probes.storage import StorageProbe
@@ -138,7 +140,7 @@ def test_bare_metal_is_healthy(machine: Machine) -> None:
     assert checks["memory"].value.startswith("no cgroup limit (cgroup v2); oom_kill 0; host 238.4 GiB available")
     assert checks["cpu"].value == "16 CPUs, affinity 16, usable 16, workers 8"
     assert checks["nofile"].value == "soft 65536, hard 524288, open 3"
-    for probe_id in ("shm", "container", "nofile", "memory", "cpu", "storage"):
+    for probe_id in ("shm", "container", "nofile", "nproc", "memory", "cpu", "storage"):
         assert checks[probe_id].status == "ok", checks[probe_id]
     assert checks["torch"].status == "unknown"  # disabled in snapshots: no interpreter given
 
@@ -175,3 +177,56 @@ def test_podman_is_detected_from_containerenv(machine: Machine, tmp_path) -> Non
     info = detect(machine("bare-metal", fs_root=str(tmp_path)))
     assert (info.kind, info.evidence) == ("podman", ("/run/.containerenv",))
     assert "podman run --shm-size" in info.shm_fix
+
+
+# ---------------------------------------------------------------- task limits (nproc)
+
+
+def _copy(machine: Machine, name: str, tmp_path: Path) -> Path:
+    import shutil
+
+    root = tmp_path / name
+    shutil.copytree(machine(name).proc_root.rsplit("/proc", 1)[0], root)
+    return root
+
+
+def test_a_pids_limit_too_small_for_the_workers_threads_warns(machine: Machine, tmp_path) -> None:
+    root = _copy(machine, "docker", tmp_path)
+    (root / "sys/fs/cgroup/pids.max").write_text("1024\n")
+    (root / "sys/fs/cgroup/pids.current").write_text("100\n")
+    ctx = {"proc_root": str(root / "proc"), "sys_root": str(root / "sys")}
+    few = NprocProbe().run(machine("docker", workers=2, **ctx))
+    assert few.status == "ok", few
+    assert "pids.max 1024, in use 100" in few.value
+    many = NprocProbe().run(machine("docker", workers=32, **ctx))
+    cores = many.data["cores"]
+    assert isinstance(cores, int)
+    assert many.status == "warn"
+    assert many.data["demand"] == 33 * (cores + 4)
+    assert "the limit leaves 924" in many.why
+    assert "OMP_NUM_THREADS" in many.fix
+    # Near miss: "max" in pids.max is no limit at all.
+    (root / "sys/fs/cgroup/pids.max").write_text("max\n")
+    assert NprocProbe().run(machine("docker", workers=32, **ctx)).status == "ok"
+
+
+def test_a_users_threads_near_its_nproc_limit_warn(machine: Machine, tmp_path) -> None:
+    root = _copy(machine, "bare-metal", tmp_path)
+    limits = root / "proc/self/limits"
+    limits.write_text(limits.read_text().replace(
+        "Max processes             unlimited            unlimited", "Max processes             512                  4096"))
+    status = root / "proc/self/status"
+    status.write_text(status.read_text() + "Uid:\t1000\t1000\t1000\t1000\n")
+    for pid, uid, threads in (("101", 1000, 300), ("102", 1000, 150), ("103", 0, 1000)):
+        (root / "proc" / pid).mkdir()
+        (root / "proc" / pid / "status").write_text(f"Name:\tpython\nUid:\t{uid}\t{uid}\t{uid}\t{uid}\nThreads:\t{threads}\n")
+    ctx = machine("bare-metal", proc_root=str(root / "proc"), sys_root=str(root / "sys"))
+    check = NprocProbe().run(ctx)
+    assert check.data["user_threads"] == 450  # root's process does not count against user 1000's limit
+    assert check.status == "warn"
+    assert check.why == "450 of the 512 tasks ulimit -u allows are already in use"
+    # Near miss: the kernel does not hold root to RLIMIT_NPROC.
+    status.write_text(status.read_text().replace("Uid:\t1000\t1000\t1000\t1000", "Uid:\t0\t0\t0\t0"))
+    root_check = NprocProbe().run(ctx)
+    assert root_check.status == "ok"
+    assert root_check.value.startswith("ulimit -u not enforced for root")

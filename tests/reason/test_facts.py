@@ -17,6 +17,9 @@ BUS = ("[rank3]: RuntimeError: DataLoader worker (pid 5123) is killed by signal:
 KILLED = ("[rank1]: RuntimeError: DataLoader worker (pid 30581) is killed by signal: Killed. \n"
           "[rank1]: RuntimeError: DataLoader worker (pid(s) 30581) exited unexpectedly\n")
 EMFILE = "[rank0]: OSError: [Errno 24] Too many open files: '/data/shard-00042.tar'\n"
+# OpenBLAS's words (blas_server.c) as a worker prints them on a node whose user ran out of tasks
+THREADS = ("OpenBLAS blas_thread_init: pthread_create failed for thread 55 of 64: Resource temporarily unavailable\n"
+           "OpenBLAS blas_thread_init: RLIMIT_NPROC 4096 current, 1544645 max\n")
 
 
 def _doctor_json(tmp_path: Path, checks: list[dict[str, str]]) -> Path:
@@ -82,6 +85,24 @@ def test_ulimit_fact_is_quoted_for_descriptor_exhaustion(tmp_path: Path) -> None
     assert d["id"] == "dataloader-worker-failure/fd-exhaustion"
     assert "ulimit -n is 1024" in d["why"]
     assert d["confidence"] >= 0.92
+
+
+def test_a_small_task_limit_confirms_a_thread_the_os_refused_and_none_weakens_it(tmp_path: Path) -> None:
+    log = tmp_path / "train.log"
+    log.write_text(THREADS)
+    low = _doctor_json(tmp_path, [_check("nproc", "warn", "ulimit -u 4096, user's threads 3900",
+                                         {"soft": 4096, "user_threads": 3900, "pids_max": None})])
+    plain = run_cli("diagnose", str(log), "--json").json()["primary"]
+    assert plain["id"] == "host-resource-limit/thread-creation-failed"
+    d = run_cli("diagnose", str(log), "--facts", str(low), "--json").json()
+    assert d["primary"]["confidence"] >= 0.9
+    assert "allows 4096 tasks" in d["primary"]["why"]
+    assert any(f["effect"] == "confirms thread-creation-failed" for f in d["facts"])
+    # Near miss: no task limit at all leaves the threads' stacks (memory) as the reason, so it weighs less.
+    (tmp_path / "doctor.json").unlink()
+    none = _doctor_json(tmp_path, [_check("nproc", "ok", "ulimit -u unlimited", {"soft": -1, "pids_max": None})])
+    weaker = run_cli("diagnose", str(log), "--facts", str(none), "--json").json()["primary"]
+    assert weaker["confidence"] < plain["confidence"]
 
 
 def test_bad_fact_files_get_one_line_and_exit_2(tmp_path: Path) -> None:

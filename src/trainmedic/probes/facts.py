@@ -3,7 +3,8 @@
 `diagnose --probe` calls collect_facts on the failing host; `diagnose --facts doctor.json` reads
 what `doctor --json` wrote elsewhere; `diagnose --dmesg FILE` reads a saved kernel log.
 Each probe states its own facts (see each probe's `facts`); this module only carries them.
-Fact ids: shm.size_bytes, shm.free_bytes, shm.demand_bytes, nofile.soft, nofile.hard,
+Fact ids: shm.size_bytes, shm.free_bytes, shm.demand_bytes, nofile.soft, nofile.hard, nproc.limit (the tightest
+task limit, or "unlimited"),
 memory.cgroup_limit_bytes, memory.cgroup_peak_bytes, memory.oom_kill_count, kernel.oom_kill
 (value "pid N (name)", one per record), kernel.segfault, container.kind, torch.sharing_strategy,
 torch.start_method. Values are strings; byte counts are plain integers.

@@ -17,6 +17,7 @@ from trainmedic.probes.cpu import CpuProbe
 from trainmedic.probes.kernel_log import KernelLogProbe
 from trainmedic.probes.memory import MemoryProbe
 from trainmedic.probes.nofile import NofileProbe
+from trainmedic.probes.nproc import NprocProbe
 from trainmedic.probes.shm import ShmProbe
 from trainmedic.probes.storage import StorageProbe
 from trainmedic.probes.torch_env import TorchProbe
@@ -25,6 +26,7 @@ ALL_PROBES: tuple[FactProbe, ...] = (
     ShmProbe(),
     ContainerProbe(),
     NofileProbe(),
+    NprocProbe(),
     MemoryProbe(),
     KernelLogProbe(),
     TorchProbe(),

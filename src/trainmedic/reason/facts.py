@@ -14,6 +14,7 @@ from trainmedic.model import Fact, Line
 SMALL_SHM = 256 << 20  # a /dev/shm this small is exhausted by a few prefetched batches
 LARGE_SHM = 4 << 30
 LOW_NOFILE = 4096
+LOW_NPROC = 8192  # a few ranks of workers with core-sized pools pass this on a many-core node
 HIGH_NOFILE = 65536
 _PID = re.compile(r"pid (\d{1,18}(?!\d)) \(([^)]*)\)")
 
@@ -92,6 +93,18 @@ def adjust(cause: str, confidence: float, facts: tuple[Fact, ...]) -> Adjustment
             notes.append(f"ulimit -n is {soft} on the probed host, which makes descriptor exhaustion less likely "
                          "unless descriptors leak")
             use("nofile.soft", "contradicts fd-exhaustion")
+    elif cause.endswith("/thread-creation-failed"):
+        limit = _int(facts, "nproc.limit")
+        if limit is not None and limit <= LOW_NPROC:
+            confidence = max(confidence, 0.9)
+            notes.append(f"the failing host allows {limit} tasks (ulimit -u or pids.max): confirms a thread limit")
+            use("nproc.limit", "confirms thread-creation-failed")
+        elif any(f.id == "nproc.limit" and f.value == "unlimited" for f in facts):
+            # a thread's stack can still find no memory: weaker than the descriptor case
+            confidence *= 0.8
+            notes.append("no task limit applies on the probed host, which leaves memory for the threads' stacks "
+                         "(a tight ulimit -v or memory cgroup) as the reason")
+            use("nproc.limit", "contradicts a task limit")
     return Adjustment(min(confidence, 0.99), tuple(notes), tuple(used))
 
 

@@ -128,7 +128,7 @@ def feedback(topics: Sequence[str], face: str) -> str:
     """One sentence that says how to hand facts of `topics` back to trainmedic in `face` ("cli",
     "web"), a command between backticks; "" when no topic can be handed back."""
     kernel = "kernel" in topics
-    probed = any(t in ("memory", "nofile", "shm") for t in topics)
+    probed = any(t in ("memory", "nofile", "nproc", "shm") for t in topics)
     if face == "web":
         parts = []
         if kernel:
