@@ -76,7 +76,8 @@ def user_tasks(ctx: ProbeContext) -> int | None:
             continue
         for line in status.splitlines():
             if line.startswith("Threads:"):
-                total += int(line.split()[1])
+                count = line.split()[1:2]
+                total += int(count[0]) if count and count[0].isdigit() else 0
                 break
     return total or None
 
