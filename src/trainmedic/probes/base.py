@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import resource
 import shutil
 import signal
 import subprocess
@@ -237,6 +238,29 @@ def try_int(path: Path) -> int | None:
         return int(text.split()[0])
     except (ValueError, IndexError):
         return None
+
+
+UNLIMITED = "unlimited"
+
+
+def read_rlimit(ctx: ProbeContext, label: str, which: int) -> tuple[int, int] | None:
+    """(soft, hard) of one resource limit, -1 for unlimited: the `label` line of <proc>/self/limits ("Max open
+    files", "Max processes"), or getrlimit(`which`) when probing the live /proc."""
+    for line in (try_read(ctx.proc("self/limits")) or "").splitlines():
+        if line.startswith(label):
+            fields = line[len(label) :].split()
+            if len(fields) >= 2:
+                soft, hard = (-1 if f == UNLIMITED else int(f) for f in fields[:2])
+                return soft, hard
+    if ctx.proc_root == "/proc":
+        soft, hard = resource.getrlimit(which)
+        return (-1 if soft == resource.RLIM_INFINITY else soft, -1 if hard == resource.RLIM_INFINITY else hard)
+    return None
+
+
+def format_limit(n: int | None) -> str:
+    """A limit as printed in a check's value: -1 is `unlimited`."""
+    return "unknown" if n is None else UNLIMITED if n < 0 else str(n)
 
 
 class CommandResult(NamedTuple):

@@ -12,33 +12,26 @@ import resource
 import sys
 from collections.abc import Mapping
 
-from trainmedic.probes.base import Check, DataValue, ProbeContext, ProbeFact, stated, try_read, unknown, whole
+from trainmedic.probes.base import (
+    UNLIMITED,
+    Check,
+    DataValue,
+    ProbeContext,
+    ProbeFact,
+    format_limit,
+    read_rlimit,
+    stated,
+    unknown,
+    whole,
+)
 
 MIN_SOFT = 4096
 BUSY_FRACTION = 0.8
-UNLIMITED = "unlimited"
-
-
-def _parse_limits(text: str) -> tuple[int, int] | None:
-    for line in text.splitlines():
-        if line.startswith("Max open files"):
-            fields = line[len("Max open files") :].split()
-            if len(fields) >= 2:
-                soft, hard = (-1 if f == UNLIMITED else int(f) for f in fields[:2])
-                return soft, hard
-    return None
 
 
 def read_limits(ctx: ProbeContext) -> tuple[int, int] | None:
-    """(soft, hard) from <proc>/self/limits, or getrlimit when probing the live /proc."""
-    text = try_read(ctx.proc("self/limits"))
-    if text is not None:
-        parsed = _parse_limits(text)
-        if parsed is not None:
-            return parsed
-    if ctx.proc_root == "/proc":
-        return resource.getrlimit(resource.RLIMIT_NOFILE)
-    return None
+    """(soft, hard) RLIMIT_NOFILE, -1 for unlimited."""
+    return read_rlimit(ctx, "Max open files", resource.RLIMIT_NOFILE)
 
 
 def count_open(ctx: ProbeContext) -> int | None:
@@ -58,10 +51,6 @@ def sharing_strategy(ctx: ProbeContext) -> tuple[str, bool]:
         except Exception:  # a half-imported torch must not break the probe
             pass
     return "file_descriptor", False
-
-
-def _fmt(n: int) -> str:
-    return UNLIMITED if n < 0 else str(n)
 
 
 class NofileProbe:
@@ -93,7 +82,7 @@ class NofileProbe:
         soft, hard = limits
         open_fds = count_open(ctx)
         strategy, known = sharing_strategy(ctx)
-        value = f"soft {_fmt(soft)}, hard {_fmt(hard)}"
+        value = f"soft {format_limit(soft)}, hard {format_limit(hard)}"
         if open_fds is not None:
             value += f", open {open_fds}"
         data = {"soft": soft, "hard": hard, "open": open_fds, "sharing_strategy": strategy}

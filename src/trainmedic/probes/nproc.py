@@ -14,37 +14,23 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from trainmedic.probes import cgroup
-from trainmedic.probes.base import Check, DataValue, ProbeContext, ProbeFact, stated, try_read, whole
+from trainmedic.probes.base import (
+    UNLIMITED,
+    Check,
+    DataValue,
+    ProbeContext,
+    ProbeFact,
+    format_limit,
+    read_rlimit,
+    stated,
+    try_int,
+    try_read,
+    whole,
+)
 from trainmedic.probes.cpu import affinity
 
 BUSY_FRACTION = 0.8
 OWN_THREADS = 4  # a process's threads besides its pools: main, queue feeders, pin memory, watchdogs
-UNLIMITED = "unlimited"
-
-
-def _parse_soft(text: str) -> int | None:
-    """The soft `Max processes` of a /proc/<pid>/limits text; -1 for unlimited."""
-    for line in text.splitlines():
-        if line.startswith("Max processes"):
-            fields = line[len("Max processes") :].split()
-            if fields:
-                return -1 if fields[0] == UNLIMITED else int(fields[0])
-    return None
-
-
-def soft_limit(ctx: ProbeContext) -> int | None:
-    text = try_read(ctx.proc("self/limits"))
-    if text is not None and (parsed := _parse_soft(text)) is not None:
-        return parsed
-    if ctx.proc_root == "/proc":
-        soft = resource.getrlimit(resource.RLIMIT_NPROC)[0]
-        return -1 if soft == resource.RLIM_INFINITY else soft
-    return None
-
-
-def _read_number(path: Path) -> int | None:
-    text = (try_read(path) or "").strip()
-    return int(text) if text.isdigit() else None
 
 
 def pids(ctx: ProbeContext) -> tuple[int | None, int | None]:
@@ -54,17 +40,14 @@ def pids(ctx: ProbeContext) -> tuple[int | None, int | None]:
         return None, None
     tightest: int | None = None
     for folder in found.ancestors():
-        limit = _read_number(folder / "pids.max")  # "max" means none
+        limit = try_int(folder / "pids.max")  # "max" means none
         if limit is not None:
             tightest = limit if tightest is None else min(tightest, limit)
-    return tightest, _read_number(found.path / "pids.current")
+    return tightest, try_int(found.path / "pids.current")
 
 
-def user_tasks(ctx: ProbeContext) -> int | None:
-    """Threads of every process of this process's real user: what RLIMIT_NPROC counts."""
-    uid = _uid(try_read(ctx.proc("self/status")) or "")
-    if uid is None:
-        return None
+def user_tasks(ctx: ProbeContext, uid: int) -> int | None:
+    """Threads of every process of the real user `uid`: what RLIMIT_NPROC counts."""
     total = 0
     try:
         entries = [e for e in Path(ctx.proc_root).iterdir() if e.name.isdigit()]
@@ -88,10 +71,6 @@ def _uid(status: str) -> int | None:
             fields = line.split()
             return int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else None
     return None
-
-
-def _fmt(n: int | None) -> str:
-    return "unknown" if n is None else UNLIMITED if n < 0 else str(n)
 
 
 class NprocProbe:
@@ -119,14 +98,16 @@ class NprocProbe:
         return out
 
     def run(self, ctx: ProbeContext) -> Check:
-        soft = soft_limit(ctx)
+        limits = read_rlimit(ctx, "Max processes", resource.RLIMIT_NPROC)
+        soft = None if limits is None else limits[0]
         pids_max, current = pids(ctx)
-        root = _uid(try_read(ctx.proc("self/status")) or "") == 0
+        uid = _uid(try_read(ctx.proc("self/status")) or "")
+        root = uid == 0
         if root and soft is not None and soft >= 0:
             soft = -1  # the kernel does not hold root (CAP_SYS_RESOURCE) to RLIMIT_NPROC
-        mine = user_tasks(ctx) if soft is not None and soft >= 0 else None
+        mine = user_tasks(ctx, uid) if uid is not None and soft is not None and soft >= 0 else None
         cores = affinity(ctx) or ctx.cpu_count or 1
-        parts = ["ulimit -u not enforced for root" if root else f"ulimit -u {_fmt(soft)}"]
+        parts = ["ulimit -u not enforced for root" if root else f"ulimit -u {format_limit(soft)}"]
         if mine is not None:
             parts.append(f"user's threads {mine}")
         if pids_max is not None:
