@@ -9,6 +9,8 @@ from typing import Any, Literal
 
 Role = Literal["initiating", "cascade", "teardown", "progress", "benign"]
 Verdict = Literal["failure", "hang", "healthy"]
+# What answers a missing fact: the kernel's log (handed in with --dmesg), or a probe run on the failing host
+ProbeTopic = Literal["kernel", "nofile", "nproc", "shm", "memory"]
 
 SCHEMA = "trainmedic.diagnosis/v1"
 CODE_KEYS = ("pytorch", "hf_trainer", "deepspeed", "lightning")  # the frameworks an entry shows code for
@@ -71,7 +73,7 @@ class Claim:
 class MissingFact:
     fact: str
     command: str
-    topic: str | None = None  # the probe topic whose facts answer it ("kernel", "nofile", "nproc", "shm", "memory")
+    topic: str | None = None  # the ProbeTopic whose facts answer it
 
 
 @dataclass(frozen=True)

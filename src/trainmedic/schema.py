@@ -19,6 +19,7 @@ from trainmedic.model import (
     Fingerprint,
     LibraryError,
     MissingFact,
+    ProbeTopic,
     Symptom,
 )
 from trainmedic.util import linear
@@ -131,7 +132,7 @@ class MissingSpec(_Strict):
     command: str = Field(min_length=2)
     # The probe topic whose facts answer it: once `--probe`, `--facts` or `--dmesg` gave facts on it,
     # the fact is no longer missing.
-    topic: Literal["kernel", "nofile", "nproc", "shm", "memory"] | None = None
+    topic: ProbeTopic | None = None
 
 
 class ActionSpec(_Strict):

@@ -7,9 +7,9 @@ import os
 import re
 from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
-from trainmedic.model import Diagnosis, Evidence, Finding
+from trainmedic.model import Diagnosis, Evidence, Finding, ProbeTopic
 
 if TYPE_CHECKING:
     from trainmedic.catalog import Library
@@ -121,6 +121,8 @@ def collateral_groups(d: Diagnosis) -> list[tuple[str, str, str]]:
     return [(who, title, role) for _, _, who, title, role in rows]
 
 
+PROBED_TOPICS = tuple(t for t in get_args(ProbeTopic) if t != "kernel")  # read by a probe, not handed in as a file
+
 # How each face asks for the facts the logs lack, by the probe topic that answers them
 # (MissingFact.topic): the kernel's log can be saved anywhere and passed in; the others are read on
 # the failing host by a probe.
@@ -128,7 +130,7 @@ def feedback(topics: Sequence[str], face: str) -> str:
     """One sentence that says how to hand facts of `topics` back to trainmedic in `face` ("cli",
     "web"), a command between backticks; "" when no topic can be handed back."""
     kernel = "kernel" in topics
-    probed = any(t in ("memory", "nofile", "nproc", "shm") for t in topics)
+    probed = any(t in PROBED_TOPICS for t in topics)
     if face == "web":
         parts = []
         if kernel:
