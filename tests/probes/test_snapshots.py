@@ -145,11 +145,17 @@ def test_bare_metal_is_healthy(machine: Machine) -> None:
     assert checks["torch"].status == "unknown"  # disabled in snapshots: no interpreter given
 
 
-def test_cgroup_v2_limit_is_the_tightest_ancestor(machine: Machine, tmp_path) -> None:
+def _copy(machine: Machine, name: str, tmp_path: Path) -> Path:
+    """A writable copy of a recorded machine, to change one file of it."""
     import shutil
 
-    root = tmp_path / "bare-metal"
-    shutil.copytree(machine("bare-metal").proc_root.rsplit("/proc", 1)[0], root)
+    root = tmp_path / name
+    shutil.copytree(machine(name).proc_root.rsplit("/proc", 1)[0], root)
+    return root
+
+
+def test_cgroup_v2_limit_is_the_tightest_ancestor(machine: Machine, tmp_path) -> None:
+    root = _copy(machine, "bare-metal", tmp_path)
     (root / "sys/fs/cgroup/user.slice/memory.max").write_text(str(16 * 1024 * MiB))
     (root / "sys/fs/cgroup/user.slice/user-1000.slice/memory.max").write_text(str(32 * 1024 * MiB))
     ctx = machine("bare-metal", proc_root=str(root / "proc"), sys_root=str(root / "sys"))
@@ -180,14 +186,6 @@ def test_podman_is_detected_from_containerenv(machine: Machine, tmp_path) -> Non
 
 
 # ---------------------------------------------------------------- task limits (nproc)
-
-
-def _copy(machine: Machine, name: str, tmp_path: Path) -> Path:
-    import shutil
-
-    root = tmp_path / name
-    shutil.copytree(machine(name).proc_root.rsplit("/proc", 1)[0], root)
-    return root
 
 
 def test_a_pids_limit_too_small_for_the_workers_threads_warns(machine: Machine, tmp_path) -> None:

@@ -99,7 +99,6 @@ def test_a_small_task_limit_confirms_a_thread_the_os_refused_and_none_weakens_it
     assert "allows 4096 tasks" in d["primary"]["why"]
     assert any(f["effect"] == "confirms thread-creation-failed" for f in d["facts"])
     # Near miss: no task limit at all leaves the threads' stacks (memory) as the reason, so it weighs less.
-    (tmp_path / "doctor.json").unlink()
     none = _doctor_json(tmp_path, [_check("nproc", "ok", "ulimit -u unlimited", {"soft": -1, "pids_max": None})])
     weaker = run_cli("diagnose", str(log), "--facts", str(none), "--json").json()["primary"]
     assert weaker["confidence"] < plain["confidence"]
