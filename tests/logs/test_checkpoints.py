@@ -57,15 +57,24 @@ def test_the_time_and_rank_of_the_line_come_with_it() -> None:
 
 
 @pytest.mark.parametrize("spacing", [
-    [1] * 40,  # a run that saves every line: the block's last windows hold them all
-    [1500] * 10 + [1] * 10 + [2500] * 20,  # sparse at the end: the windows must grow back to the start
-    [30_000, 1],  # two saves in a block of filler: the whole block is searched
+    [1] * 40,  # a run that saves every other line
+    [1] * 1100,  # a flood, past SAVES_BOUND: the block's last windows (reader._last_saves) hold the last ones
+    [1500] * 10 + [1] * 10 + [2500] * 20,  # sparse at the end: windows would have to grow back to the start
+    [30_000, 1],  # two saves in a block of filler
 ])
-def test_a_blocks_last_saves_are_the_ones_read_however_they_are_spaced(spacing: list[int]) -> None:
-    """Of one block's checkpoint lines the last CHECKPOINTS_PER_BLOCK are read (reader._last_saves):
-    the same ones, at the same line numbers, as a line by line reading finds."""
+@pytest.mark.parametrize("backend", ["hyperscan", "python"])
+def test_a_blocks_last_saves_are_the_ones_read_however_they_are_spaced(spacing: list[int], backend: str,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Of one block's checkpoint lines the last CHECKPOINTS_PER_BLOCK are read, whether the scan
+    reported each (up to SAVES_BOUND) or the block's end was searched for them (a flood, or the
+    fallback scanner): the same ones, at the same line numbers, as a line by line reading finds."""
     from trainmedic.logs.blocks import BLOCK
     from trainmedic.logs.reader import CHECKPOINTS_PER_BLOCK, SAVES_WINDOW
+    from trainmedic.scan.database import hyperscan_available
+
+    if backend == "hyperscan" and not hyperscan_available():
+        pytest.skip("hyperscan not installed on this platform")
+    monkeypatch.setenv("TRAINMEDIC_SCANNER", backend)
 
     lines: list[str] = []
     saved: list[tuple[int, int]] = []  # (line number, step)

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from trainmedic.catalog import load_library
 from trainmedic.fixtures import fixture_lines
-from trainmedic.logs.reader import Reader
+from trainmedic.logs.reader import SAVES_BOUND, Reader
 from trainmedic.scan.database import STRUCTURE, hyperscan_available, library_patterns
 
 pytestmark = pytest.mark.skipif(not hyperscan_available(), reason="hyperscan not installed on this platform")
@@ -49,3 +49,27 @@ def test_end_of_line_anchor_means_the_same_in_a_block() -> None:
     block = b"[rank1]: MemoryError\n[rank0]: step 3\n"
     assert any(key.startswith("host-oom/cpu-allocation-failure") for _, key in _hits("hyperscan", block))
     assert _hits("hyperscan", block) == _hits("python", block)
+
+
+@pytest.mark.parametrize("saves", [SAVES_BOUND, SAVES_BOUND + 1])
+def test_checkpoint_lines_are_reported_each_up_to_the_bound_then_once(saves: int) -> None:
+    """A block's checkpoint lines come one by one up to SAVES_BOUND; past it (a run that logs a save every
+    few lines) the block is scanned again with them once, and the reader searches its end. The other
+    patterns' hits are the same either way."""
+    from trainmedic.api import reader_patterns
+
+    reader = Reader(reader_patterns(load_library()), "hyperscan")
+    failure = "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Bus error. "
+    block = (failure + "\n" + "Saved checkpoint to ckpt/step.pt\nstep 3 loss 0.5\n" * saves + failure + "\n").encode()
+    hits, every = reader.scanner.candidates_bounded(block)
+    kinds = [reader.patterns[pid].kind for _, pid in hits]
+    assert every == (saves <= SAVES_BOUND)
+    assert kinds.count("checkpoint") == (saves if every else 1)
+    others = sorted((end, pid) for end, pid in hits if reader.patterns[pid].kind != "checkpoint")
+    assert others == sorted((end, pid) for end, pid in reader.scanner.candidates(block)
+                            if reader.patterns[pid].kind != "checkpoint")
+    starts = {block.rfind(b"\n", 0, max(end - 1, 0)) + 1 for end, _ in others}
+    assert starts == {0, len(block) - len(failure) - 1}  # the failure, first and last line
+    # After a flood the next blocks are scanned with them once from the start (a flood goes on)
+    _, every_next = reader.scanner.candidates_bounded(b"Saved checkpoint to ckpt/step.pt\n")
+    assert every_next == every

@@ -82,6 +82,9 @@ _BARE_DONE = frozenset(i for i, p in enumerate(PROGRESS) if p.key == "bare-done"
 MAX_CHECKPOINTS = 200  # the latest checkpoint lines kept per input (a resume point is among the last)
 CHECKPOINTS_PER_BLOCK = 16  # of a block's checkpoint lines, the last ones are read
 SAVES_WINDOW = 64 << 10  # the first window of a block's end searched for them
+# A block's checkpoint lines reported one by one up to this many (more: a run that logs a save every few
+# lines, whose block is scanned again with them reported once, and its end searched for the last ones)
+SAVES_BOUND = 1024
 TAIL_LINES_KEEP = 4000  # tail lines kept when asked (a baseline compares them)
 MARKERS_KEEP = 64  # phase markers kept from one input's tail: its last ones
 NOTABLE_KEEP = 256  # error-worded lines kept from one input's tail: its first ones, then its last ones
@@ -426,9 +429,10 @@ class Reader:
         self.patterns = patterns
         self.block_size = block_size
         self.backend = backend
-        # A context word and a checkpoint line are reported once per block: the block's last checkpoint
-        # lines are then found by a scan of its end alone (_last_saves).
-        self.scanner: Scanner = build_scanner(patterns, backend, once=frozenset(("context", "checkpoint")))
+        # A context word is reported once per block. Checkpoint lines are reported each, up to SAVES_BOUND
+        # in a block; past that, once, and the block's last ones are found by a scan of its end (_last_saves).
+        self.scanner: Scanner = build_scanner(patterns, backend, once=frozenset(("context",)),
+                                              bounded=frozenset(("checkpoint",)), bound=SAVES_BOUND)
         self.saves = [pid for pid, p in enumerate(patterns) if p.kind == "checkpoint"]
         self.saves_scanner: Scanner | None = (build_scanner([patterns[pid] for pid in self.saves], backend)
                                               if self.saves else None)
@@ -533,7 +537,7 @@ class Reader:
         block = window.block
         path = result.source.name
         self._sample_ranks(block, offset, result)
-        cands = self.scanner.candidates(block)
+        cands, every_save = self.scanner.candidates_bounded(block)
         if not cands:
             return 0, 0
         cands.sort()
@@ -542,6 +546,7 @@ class Reader:
         summary_spans: list[tuple[int, int, SummaryRecord]] = []
         pending: list[Match] = []
         saved = False
+        saves: dict[int, tuple[int, int]] = {}  # line start -> (end, pattern) of the checkpoint lines
         for end, pid in cands:
             kind = self.patterns[pid].kind
             if kind == "context":  # a literal seen anywhere: no line, no confirmation
@@ -549,6 +554,8 @@ class Reader:
                 continue
             if kind == "checkpoint":  # read after the loop: of a run that saves often, only the last ones
                 saved = True
+                if every_save:  # (in order: a line's last hit wins)
+                    saves[block.rfind(b"\n", 0, max(end - 1, 0)) + 1] = (end, pid)
                 continue
             start = block.rfind(b"\n", 0, max(end - 1, 0)) + 1
             if (pid, start) in seen:
@@ -666,7 +673,7 @@ class Reader:
         if summary_spans:
             pending = [_in_summary(m, summary_spans) for m in pending]
         result.matches.extend(pending)
-        if saved and (saves := self._last_saves(block)):
+        if saved and (saves := saves if every_save else self._last_saves(block)):
             at, at_line = self._checkpoints(block, saves, cursor, cursor_line, result, file_rank, file_host)
             if at > cursor:  # counted that far: the caller counts the rest of the block from there
                 cursor, cursor_line = at, at_line

@@ -219,6 +219,11 @@ class Scanner(Protocol):
         """(end offset, pattern index) of every candidate match, in any order."""
         ...
 
+    def candidates_bounded(self, block: bytes) -> tuple[list[tuple[int, int]], bool]:
+        """The candidates with the `bounded` kinds' on every line, and True; or, where a block holds
+        more than `bound` of those, the candidates with them reported once, and False."""
+        ...
+
 
 @dataclass(frozen=True)
 class PatternSet:
@@ -275,37 +280,51 @@ def library_patterns(library: Library) -> list[Pattern]:
     ]
 
 
+def _database(patterns: PatternSet, once: frozenset[str]) -> Any:
+    """The compiled database, from the on-disk cache when an earlier run compiled the same one."""
+    import hyperscan
+
+    from trainmedic import cache
+
+    expressions = [p.regex.encode() for p in patterns.patterns]
+    flags = [
+        # MULTILINE: a `$` means end of line in a block, as it does in a per-line search.
+        hyperscan.HS_FLAG_MULTILINE | (hyperscan.HS_FLAG_CASELESS if p.ignore_case else 0)
+        | (hyperscan.HS_FLAG_SINGLEMATCH if p.kind in once else 0)
+        for p in patterns.patterns
+    ]
+    version = str(getattr(hyperscan, "__version__", "")).encode()
+    key = cache.digest([version, *expressions, repr(flags).encode()])
+    blob = cache.read("hyperscan", key)
+    if blob is not None:
+        try:
+            return hyperscan.loadb(blob, hyperscan.HS_MODE_BLOCK)
+        except Exception:  # a stale cache entry: compile again
+            pass
+    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    db.compile(expressions=expressions, ids=list(range(len(expressions))),
+               elements=len(expressions), flags=flags)
+    cache.write("hyperscan", key, hyperscan.dumpb(db))
+    return db
+
+
+FLOOD_BLOCKS = 64  # after a block flooded with bounded hits, the blocks scanned with them once
+
+
 class HyperscanScanner:
     backend = "hyperscan"
 
-    def __init__(self, patterns: PatternSet, once: frozenset[str] = frozenset()) -> None:
+    def __init__(self, patterns: PatternSet, once: frozenset[str] = frozenset(),
+                 bounded: frozenset[str] = frozenset(), bound: int = 0) -> None:
         import hyperscan
 
-        from trainmedic import cache
-
-        expressions = [p.regex.encode() for p in patterns.patterns]
-        flags = [
-            # MULTILINE: a `$` means end of line in a block, as it does in a per-line search.
-            hyperscan.HS_FLAG_MULTILINE | (hyperscan.HS_FLAG_CASELESS if p.ignore_case else 0)
-            | (hyperscan.HS_FLAG_SINGLEMATCH if p.kind in once else 0)
-            for p in patterns.patterns
-        ]
-        version = str(getattr(hyperscan, "__version__", "")).encode()
-        key = cache.digest([version, *expressions, repr(flags).encode()])
-        blob = cache.read("hyperscan", key)
-        db = None
-        if blob is not None:
-            try:
-                db = hyperscan.loadb(blob, hyperscan.HS_MODE_BLOCK)
-            except Exception:  # a stale cache entry: compile again
-                db = None
-        if db is None:
-            db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-            db.compile(expressions=expressions, ids=list(range(len(expressions))),
-                       elements=len(expressions), flags=flags)
-            cache.write("hyperscan", key, hyperscan.dumpb(db))
-        self.db = db
+        self._patterns, self._once, self._bound_kinds = patterns, once, bounded
+        self._bounded = [p.kind in bounded for p in patterns.patterns]
+        self._bound = bound
+        self.db = _database(patterns, once)
         self._scratch = hyperscan.Scratch(self.db)
+        self._flooded: tuple[Any, Any] | None = None  # (database, scratch) with the bounded kinds once
+        self._once_for = 0  # blocks left to scan with that database, after a flood
 
     def candidates(self, block: bytes) -> list[tuple[int, int]]:
         hits: list[tuple[int, int]] = []
@@ -317,15 +336,58 @@ class HyperscanScanner:
         self.db.scan(block, match_event_handler=on_match, scratch=self._scratch)
         return hits
 
+    def candidates_bounded(self, block: bytes) -> tuple[list[tuple[int, int]], bool]:
+        import hyperscan
+
+        hits: list[tuple[int, int]] = []
+        append = hits.append
+        if self._once_for > 0:
+            self._once_for -= 1
+            return self._scan_once(block, hits), False
+        bounded, left = self._bounded, self._bound
+
+        def on_match(pid: int, _start: int, end: int, _flags: int, _ctx: object) -> bool:
+            nonlocal left
+            append((end, pid))
+            if bounded[pid]:
+                left -= 1
+                return left < 0  # (stops the scan)
+            return False
+
+        try:
+            self.db.scan(block, match_event_handler=on_match, scratch=self._scratch)
+            return hits, True
+        except hyperscan.ScanTerminated:
+            pass
+        # A flood (a run that logs a save every few lines): the block again, the bounded kinds once, and so
+        # the next FLOOD_BLOCKS blocks (a flood goes on: stopping each block's scan half-way costs half a scan).
+        # Again from the block's start: hyperscan does not promise matches in the order of their offsets.
+        self._once_for = FLOOD_BLOCKS
+        hits.clear()
+        return self._scan_once(block, hits), False
+
+    def _scan_once(self, block: bytes, hits: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        import hyperscan
+
+        if self._flooded is None:
+            db = _database(self._patterns, self._once | self._bound_kinds)
+            self._flooded = (db, hyperscan.Scratch(db))
+        db, scratch = self._flooded
+        append = hits.append
+        db.scan(block, match_event_handler=lambda pid, _s, end, _f, _c: append((end, pid)), scratch=scratch)
+        return hits
+
 
 class PythonScanner:
     """The fallback: one C-level `finditer` per pattern over the whole block (never per line)."""
 
     backend = "python"
 
-    def __init__(self, patterns: PatternSet, once: frozenset[str] = frozenset()) -> None:
+    def __init__(self, patterns: PatternSet, once: frozenset[str] = frozenset(),
+                 bounded: frozenset[str] = frozenset(), bound: int = 0) -> None:
         self._compiled = patterns.compiled()
-        self._once = [p.kind in once for p in patterns.patterns]
+        self._once = [p.kind in once or p.kind in bounded for p in patterns.patterns]
+        self._bounded = [p.kind in bounded for p in patterns.patterns]
 
     def candidates(self, block: bytes) -> list[tuple[int, int]]:
         hits: list[tuple[int, int]] = []
@@ -338,6 +400,11 @@ class PythonScanner:
                 hits.extend((m.end(), pid) for m in rx.finditer(block))
         return hits
 
+    def candidates_bounded(self, block: bytes) -> tuple[list[tuple[int, int]], bool]:
+        """The bounded kinds are always searched once here: a search per line of a flood would be slower."""
+        hits = self.candidates(block)
+        return hits, not any(self._bounded[pid] for _, pid in hits)
+
 
 def hyperscan_available() -> bool:
     try:
@@ -348,18 +415,21 @@ def hyperscan_available() -> bool:
 
 
 def build_scanner(patterns: Iterable[Pattern], backend: str | None = None,
-                  once: frozenset[str] = frozenset()) -> Scanner:
+                  once: frozenset[str] = frozenset(), bounded: frozenset[str] = frozenset(),
+                  bound: int = 0) -> Scanner:
     """`backend`: 'hyperscan', 'python' or None (hyperscan when importable; TRAINMEDIC_SCANNER overrides).
 
     Patterns of the kinds in `once` are reported at most once per block (the first match): where the
     reader needs only to know that a block holds one, a match on every line would cost a Python call
-    each (a verbose run's context words, a run that saves every few steps)."""
+    each (a verbose run's context words). Those of the kinds in `bounded` are reported on every line
+    by `candidates_bounded` up to `bound` in a block, and once past that (a run that saves every few
+    lines): every hit costs a Python call, a flood one call per line."""
     pset = PatternSet(tuple(patterns))
     choice = backend or os.environ.get("TRAINMEDIC_SCANNER") or (
         "hyperscan" if hyperscan_available() else "python"
     )
     if choice == "hyperscan":
-        return HyperscanScanner(pset, once)
+        return HyperscanScanner(pset, once, bounded, bound)
     if choice == "python":
-        return PythonScanner(pset, once)
+        return PythonScanner(pset, once, bounded, bound)
     raise ValueError(f"unknown scanner backend {choice!r}; use 'hyperscan' or 'python'")
