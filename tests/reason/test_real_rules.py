@@ -2945,3 +2945,18 @@ def test_a_loader_thread_the_os_refused_is_a_thread_limit_not_a_loader_failure()
     # Near miss: another RuntimeError raised at the same place is not a thread the OS refused.
     assert _primary_if_changed(case, ("can't start new thread", "cannot schedule new futures")) != \
         "host-resource-limit/thread-creation-failed"
+
+
+def test_an_ssh_client_that_reached_no_sshd_is_the_launcher_failing_to_start_a_host() -> None:
+    """The DeepSpeed launcher (and its autotuner) starts every host's processes through pdsh and ssh, localhost
+    included: OpenSSH's own "connect to host ... port 22: Connection refused" is the whole log of a run that
+    never started."""
+    case = "b81a-deepspeed-autotuning-pdsh-localhost-ssh-refused"
+    d = _diagnose(case)
+    assert d.verdict == "failure" and d.primary is not None
+    assert d.primary.id == "deepspeed-failure/multinode-launch-failure"
+    # Near miss: the c10d store's client socket refused is the rendezvous, not ssh.
+    assert _primary_if_changed(case, ("localhost: ssh: connect to host localhost port 22: Connection refused",
+                                      "torch.distributed.DistNetworkError: The client socket has failed to connect "
+                                      "to [localhost]:29500 (errno: 111 - Connection refused).")) != \
+        "deepspeed-failure/multinode-launch-failure"
