@@ -2960,3 +2960,29 @@ def test_an_ssh_client_that_reached_no_sshd_is_the_launcher_failing_to_start_a_h
                                       "torch.distributed.DistNetworkError: The client socket has failed to connect "
                                       "to [localhost]:29500 (errno: 111 - Connection refused).")) != \
         "deepspeed-failure/multinode-launch-failure"
+
+
+@pytest.mark.parametrize("case_id", ["b83a-inductor-kernel-image-invalid-old-driver-ptxas",
+                                     "b83a-triton-nightly-kernel-image-invalid-driver470"])
+def test_a_kernel_image_the_driver_cannot_load_is_a_driver_older_than_the_compiler(case_id: str) -> None:
+    """Triton ships its own ptxas: what it builds for a newer CUDA than the driver's fails to load ("device kernel
+    image is invalid"), under torch.compile's BackendCompilerFailed or alone."""
+    d = _diagnose(case_id)
+    assert d.primary is not None and d.primary.id == "cuda-driver-mismatch/driver-too-old"
+    # Near miss: no kernel image for the GPU's architecture is the wheel's arch list, not the driver.
+    assert _primary_if_changed(case_id, ("device kernel image is invalid",
+                                         "no kernel image is available for execution on the device")) != \
+        "cuda-driver-mismatch/driver-too-old"
+
+
+@pytest.mark.parametrize("case_id", ["b83a-llama-recipes-fsdp-4bit-cannot-flatten-integer",
+                                     "more52e-axolotl-8bit-dora-fsdp-cannot-flatten-integer"])
+def test_quantized_weights_in_an_fsdp_flat_parameter_are_their_own_cause(case_id: str) -> None:
+    """bitsandbytes keeps 4-bit and 8-bit weights in integer storage, which FSDP1 cannot flatten: the fix is the
+    quantized storage's dtype, not the float dtypes a uniformity error asks to align."""
+    d = _diagnose(case_id)
+    assert d.primary is not None and d.primary.id == "fsdp-failure/quantized-integer-params"
+    # Near miss: the float dtypes mixed in one unit are the uniformity check.
+    assert _primary_if_changed(case_id, ("Cannot flatten integer dtype tensors",
+                                         "Must flatten tensors with uniform dtype but got torch.bfloat16 and "
+                                         "torch.float32")) == "fsdp-failure/flat-param-uniformity"
