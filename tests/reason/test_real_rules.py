@@ -2986,3 +2986,16 @@ def test_quantized_weights_in_an_fsdp_flat_parameter_are_their_own_cause(case_id
     assert _primary_if_changed(case_id, ("Cannot flatten integer dtype tensors",
                                          "Must flatten tensors with uniform dtype but got torch.bfloat16 and "
                                          "torch.float32")) == "fsdp-failure/flat-param-uniformity"
+
+
+def test_a_gradient_returned_on_another_device_is_a_device_mismatch() -> None:
+    """Autograd checks every gradient a backward function returns against what forward saw: a tensor that was on
+    the CPU in forward and gets its gradient on the XPU (or another GPU) is a device mismatch in the model's code,
+    in the older wording that prints the whole TensorOptions as in the newer "expected device ... but got ..."."""
+    case = "b83a-ipex-xpu-mulbackward-invalid-gradient-device"
+    d = _diagnose(case)
+    assert d.primary is not None and d.primary.id == "device-mismatch/tensors-on-different-devices"
+    # Near miss: the same check on a gradient's dtype alone, on one device, is no device mismatch.
+    assert _primary_if_changed(case, ("device=xpu:0", "device=cpu"), ("but got TensorOptions(dtype=float",
+                                                                       "but got TensorOptions(dtype=double")) != \
+        "device-mismatch/tensors-on-different-devices"
