@@ -140,3 +140,28 @@ def test_a_slurm_cancel_with_no_reason_is_a_failure_only_when_nothing_stronger_e
     d = diagnose_with(cancel + oom)
     assert d["primary"]["id"] == "host-oom/oom-killer"
     assert any("a stronger signal explains the failure" in n for n in d["notes"])
+
+
+# The last words of a run that finished, as the frameworks print them: fairseq's train.py, detectron2's
+# IterationTimer (engine/hooks.py, a str(timedelta)).
+FINISHED = [
+    "2020-05-03 10:22:41 | INFO | fairseq_cli.train | done training in 3417.2 seconds",
+    "[05/03 10:22:41 d2.engine.hooks]: Overall training speed: 89997 iterations in 9:45:04 (0.3898 s / it)",
+    "[05/03 10:22:41 d2.engine.hooks]: Total training time: 9:47:01 (0:01:57 on hooks)",
+    "[05/03 10:22:41 d2.engine.hooks]: Total training time: 1 day, 2:03:04 (0:01:57 on hooks)",
+]
+
+
+def test_a_frameworks_last_word_after_a_logged_error_says_the_run_finished() -> None:
+    logged = "2020-05-03 10:22:40 | ERROR | root | Failed to upload metrics to the tracker"
+    for finished in FINISHED:
+        d = diagnose_with("\n".join([*_train(0, 30), logged, finished]).encode() + b"\n")
+        assert d["verdict"] == "healthy", finished
+    # Near misses: the error as the log's last word, and a "training time" that is no clock reading.
+    assert diagnose_with("\n".join([*_train(0, 30), logged]).encode() + b"\n")["verdict"] == "failure"
+    near = "Total training time: 42 steps"
+    assert diagnose_with("\n".join([*_train(0, 30), logged, near]).encode() + b"\n")["verdict"] == "failure"
+    # (detectron2 prints them from a `finally` too: an exception after them is still the run's end)
+    tb = ["Traceback (most recent call last):", '  File "train_net.py", line 9, in <module>', "RuntimeError: boom"]
+    d = diagnose_with("\n".join([*_train(0, 30), FINISHED[1], *tb]).encode() + b"\n")
+    assert d["verdict"] == "failure"

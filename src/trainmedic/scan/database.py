@@ -109,6 +109,12 @@ PROGRESS: tuple[Pattern, ...] = (
             # Ultralytics' trainer (YOLOv5, YOLOv8 and after) as its last epoch ends:
             # "25 epochs completed in 0.409 hours."
             r"\b\d+ epochs completed in \d+\.\d+ hours|"
+            # fairseq's train.py after its last epoch ("done training in 3417.2 seconds"); detectron2's
+            # IterationTimer (and the trainers built on it) as training ends, a str(timedelta): "Overall training
+            # speed: 89997 iterations in 9:45:04 (0.3898 s / it)", "Total training time: 9:47:01 (0:01:57 on hooks)"
+            # (it prints them from a `finally` too: an exception then follows, and the run is no success)
+            r"done training in \d+(?:\.\d+)? seconds|Overall training speed: \d+ iterations in |"
+            r"Total training time: (?:\d+ days?, )?\d+:\d\d:\d\d|"
             # wandb.finish() reports the script's exit: "(success)" for 0, "(failed 1)" otherwise
             r"Waiting for W&B process to finish\.\.\. \(success\)|"
             # IBM LSF's job report on a job whose command exited 0; Ray Train's controller at the end of a run
