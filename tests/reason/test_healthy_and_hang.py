@@ -143,12 +143,17 @@ def test_a_slurm_cancel_with_no_reason_is_a_failure_only_when_nothing_stronger_e
 
 
 # The last words of a run that finished, as the frameworks print them: fairseq's train.py, detectron2's
-# IterationTimer (engine/hooks.py, a str(timedelta)).
+# IterationTimer (engine/hooks.py, a str(timedelta)), ESPnet's trainer, PyTorch's tutorial.
 FINISHED = [
     "2020-05-03 10:22:41 | INFO | fairseq_cli.train | done training in 3417.2 seconds",
     "[05/03 10:22:41 d2.engine.hooks]: Overall training speed: 89997 iterations in 9:45:04 (0.3898 s / it)",
     "[05/03 10:22:41 d2.engine.hooks]: Total training time: 9:47:01 (0:01:57 on hooks)",
     "[05/03 10:22:41 d2.engine.hooks]: Total training time: 1 day, 2:03:04 (0:01:57 on hooks)",
+    # ESPnet's trainer (espnet2/train/trainer.py), run to its last epoch and stopped early
+    "[node1] 2020-09-17 18:14:28,068 (trainer:322) INFO: The training was finished at 35 epochs ",
+    "[node1] 2020-09-17 18:14:28,068 (trainer:310) INFO: The training was stopped at 21epoch",
+    # the PyTorch CIFAR-10 tutorial's last print
+    "Finished Training",
 ]
 
 

@@ -103,7 +103,7 @@ PROGRESS: tuple[Pattern, ...] = (
     Pattern("mm-epoch-iter", r"(?:[Ee]poch|Iter)(?:\((?:train|val)\))?:? {0,4}\[\d+(?:/\d+)?\](?:\[ *\d+/\d+\])?",
             "progress"),
     Pattern("train-done", r"(?:[Tt]raining (?:completed|finished|complete)|'train_runtime'|"
-            r"[Ff]inished training|`Trainer\.fit` stopped|max_epochs=\d+. reached|"
+            r"[Ff]inished [Tt]raining|`Trainer\.fit` stopped|max_epochs=\d+. reached|"
             r"[Tt]raining done|[Tt]raining (?:of \w+ )?is (?:done|finished|complete)|[Ss]aving final|"
             r"WorkerState\.SUCCEEDED|worker group successfully finished|"
             # Ultralytics' trainer (YOLOv5, YOLOv8 and after) as its last epoch ends:
@@ -115,6 +115,9 @@ PROGRESS: tuple[Pattern, ...] = (
             # (it prints them from a `finally` too: an exception then follows, and the run is no success)
             r"done training in \d+(?:\.\d+)? seconds|Overall training speed: \d+ iterations in |"
             r"Total training time: (?:\d+ days?, )?\d+:\d\d:\d\d|"
+            # ESPnet's trainer, after its last epoch or an early stop: "The training was finished at 35 epochs ",
+            # "... The training was stopped at 21epoch"
+            r"The training (?:was )?(?:finished|stopped) at \d+ ?epoch|"
             # wandb.finish() reports the script's exit: "(success)" for 0, "(failed 1)" otherwise
             r"Waiting for W&B process to finish\.\.\. \(success\)|"
             # IBM LSF's job report on a job whose command exited 0; Ray Train's controller at the end of a run
