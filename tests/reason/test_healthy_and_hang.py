@@ -154,6 +154,8 @@ FINISHED = [
     "[node1] 2020-09-17 18:14:28,068 (trainer:310) INFO: The training was stopped at 21epoch",
     # the PyTorch CIFAR-10 tutorial's last print
     "Finished Training",
+    # transformers' examples once trainer.train() returned (Trainer.log_metrics)
+    "***** train metrics *****",
 ]
 
 

@@ -118,6 +118,8 @@ PROGRESS: tuple[Pattern, ...] = (
             # ESPnet's trainer, after its last epoch or an early stop: "The training was finished at 35 epochs ",
             # "... The training was stopped at 21epoch"
             r"The training (?:was )?(?:finished|stopped) at \d+ ?epoch|"
+            # transformers' Trainer.log_metrics("train", ...) as the example scripts call it once train() returned
+            r"\*\*\*\*\* train metrics \*\*\*\*\*|"
             # wandb.finish() reports the script's exit: "(success)" for 0, "(failed 1)" otherwise
             r"Waiting for W&B process to finish\.\.\. \(success\)|"
             # IBM LSF's job report on a job whose command exited 0; Ray Train's controller at the end of a run
