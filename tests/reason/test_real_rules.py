@@ -23,6 +23,13 @@ def _diagnose(case_id: str) -> Diagnosis:
     return Diagnoser().diagnose(Named("output.log", _case(case_id).log.encode()))
 
 
+def _named_not_near(case_id: str, cause: str, near_miss: tuple[str, str]) -> None:
+    """The dev case is diagnosed as `cause`; changed only where the rule looks (`near_miss`), it is not."""
+    d = _diagnose(case_id)
+    assert d.primary is not None and d.primary.id == cause
+    assert _primary_if_changed(case_id, near_miss) != cause
+
+
 def _primary_if_changed(case_id: str, *changes: tuple[str, str]) -> str | None:
     """A near miss: the dev case's log changed only where a rule looks; the id it is then diagnosed as."""
     log = _case(case_id).log
@@ -2999,3 +3006,18 @@ def test_a_gradient_returned_on_another_device_is_a_device_mismatch() -> None:
     assert _primary_if_changed(case, ("device=xpu:0", "device=cpu"), ("but got TensorOptions(dtype=float",
                                                                        "but got TensorOptions(dtype=double")) != \
         "device-mismatch/tensors-on-different-devices"
+
+
+def test_early_stopping_without_a_best_model_is_an_invalid_argument_combination() -> None:
+    """EarlyStoppingCallback keeps the best checkpoint by an evaluated metric: it asserts load_best_model_at_end,
+    metric_for_best_model and an evaluation strategy before the first step."""
+    # Near miss: another library's callback of the same name asking for something else.
+    _named_not_near("b84a-axolotl-earlystop-needs-load-best", "hf-trainer-failure/invalid-training-arguments",
+                    ("requires load_best_model_at_end = True", "requires a VecEnv."))
+
+
+def test_a_resume_message_cut_before_its_path_is_still_a_missing_checkpoint() -> None:
+    # The poster pasted "Can't find a valid checkpoint" and a question of their own, without the path.
+    # Near miss: the words running on into another word are no such message.
+    _named_not_near("b84a-medicalgpt-lora-no-checkpoint", "hf-trainer-failure/checkpoint-not-found",
+                    ("checkpoint   ", "checkpointing "))
