@@ -3021,3 +3021,13 @@ def test_a_resume_message_cut_before_its_path_is_still_a_missing_checkpoint() ->
     # Near miss: the words running on into another word are no such message.
     _named_not_near("b84a-medicalgpt-lora-no-checkpoint", "hf-trainer-failure/checkpoint-not-found",
                     ("checkpoint   ", "checkpointing "))
+
+
+@pytest.mark.parametrize("case_id", ["b85a-mmcv-139-below-required-range-tuple",
+                                     "b85a-mmdet-mmcv-114-below-min-version-assert"])
+def test_an_openmmlab_package_refusing_the_installed_mmcv_is_a_version_mismatch(case_id: str) -> None:
+    """mmdet, mmseg and their kin assert at import that the installed mmcv lies in the range they were released
+    with, whether they print the bounds as versions or as digit_version tuples."""
+    # Near miss: a line that names the installed MMCV without the assertion's verdict.
+    _named_not_near(case_id, "dependency-version-mismatch/api-changed",
+                    ("is used but incompatible. Please install mmcv", "is installed. See mmcv"))
