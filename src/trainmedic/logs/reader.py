@@ -552,12 +552,12 @@ class Reader:
             if kind == "context":  # a literal seen anywhere: no line, no confirmation
                 result.contexts.add(self.patterns[pid].key.partition(":")[2])
                 continue
+            start = block.rfind(b"\n", 0, max(end - 1, 0)) + 1
             if kind == "checkpoint":  # read after the loop: of a run that saves often, only the last ones
                 saved = True
                 if every_save:  # (in order: a line's last hit wins)
-                    saves[block.rfind(b"\n", 0, max(end - 1, 0)) + 1] = (end, pid)
+                    saves[start] = (end, pid)
                 continue
-            start = block.rfind(b"\n", 0, max(end - 1, 0)) + 1
             if (pid, start) in seen:
                 continue
             seen.add((pid, start))

@@ -322,6 +322,18 @@ def _database(patterns: PatternSet, once: frozenset[str]) -> Any:
 FLOOD_BLOCKS = 64  # after a block flooded with bounded hits, the blocks scanned with them once
 
 
+def _hits(db: Any, scratch: Any, block: bytes) -> list[tuple[int, int]]:
+    """(end offset, pattern index) of every match `db` reports in `block`."""
+    hits: list[tuple[int, int]] = []
+    append = hits.append
+
+    def on_match(pid: int, _start: int, end: int, _flags: int, _ctx: object) -> None:
+        append((end, pid))
+
+    db.scan(block, match_event_handler=on_match, scratch=scratch)
+    return hits
+
+
 class HyperscanScanner:
     backend = "hyperscan"
 
@@ -338,23 +350,16 @@ class HyperscanScanner:
         self._once_for = 0  # blocks left to scan with that database, after a flood
 
     def candidates(self, block: bytes) -> list[tuple[int, int]]:
-        hits: list[tuple[int, int]] = []
-        append = hits.append
-
-        def on_match(pid: int, _start: int, end: int, _flags: int, _ctx: object) -> None:
-            append((end, pid))
-
-        self.db.scan(block, match_event_handler=on_match, scratch=self._scratch)
-        return hits
+        return _hits(self.db, self._scratch, block)
 
     def candidates_bounded(self, block: bytes) -> tuple[list[tuple[int, int]], bool]:
         import hyperscan
 
-        hits: list[tuple[int, int]] = []
-        append = hits.append
         if self._once_for > 0:
             self._once_for -= 1
-            return self._scan_once(block, hits), False
+            return self._hits_once(block), False
+        hits: list[tuple[int, int]] = []
+        append = hits.append
         bounded, left = self._bounded, self._bound
 
         def on_match(pid: int, _start: int, end: int, _flags: int, _ctx: object) -> bool:
@@ -374,19 +379,16 @@ class HyperscanScanner:
         # the next FLOOD_BLOCKS blocks (a flood goes on: stopping each block's scan half-way costs half a scan).
         # Again from the block's start: hyperscan does not promise matches in the order of their offsets.
         self._once_for = FLOOD_BLOCKS
-        hits.clear()
-        return self._scan_once(block, hits), False
+        return self._hits_once(block), False
 
-    def _scan_once(self, block: bytes, hits: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    def _hits_once(self, block: bytes) -> list[tuple[int, int]]:
         import hyperscan
 
         if self._flooded is None:
             db = _database(self._patterns, self._once | self._bound_kinds)
             self._flooded = (db, hyperscan.Scratch(db))
         db, scratch = self._flooded
-        append = hits.append
-        db.scan(block, match_event_handler=lambda pid, _s, end, _f, _c: append((end, pid)), scratch=scratch)
-        return hits
+        return _hits(db, scratch, block)
 
 
 class PythonScanner:
