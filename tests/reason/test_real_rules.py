@@ -3031,3 +3031,10 @@ def test_an_openmmlab_package_refusing_the_installed_mmcv_is_a_version_mismatch(
     # Near miss: a line that names the installed MMCV without the assertion's verdict.
     _named_not_near(case_id, "dependency-version-mismatch/api-changed",
                     ("is used but incompatible. Please install mmcv", "is installed. See mmcv"))
+
+
+def test_an_inplace_modification_message_wrapped_by_its_paste_is_still_named() -> None:
+    """The posted message breaks before "by an inplace operation"; its first half names the mechanism."""
+    # Near miss: the same words run on into another verb are no autograd version check.
+    _named_not_near("b87c-pytorch-ddp-bn-two-forwards-inplace", "autograd-error/inplace-modification",
+                    ("has been modified", "has been moved"))
