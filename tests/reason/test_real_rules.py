@@ -3038,3 +3038,10 @@ def test_an_inplace_modification_message_wrapped_by_its_paste_is_still_named() -
     # Near miss: the same words run on into another verb are no autograd version check.
     _named_not_near("b87c-pytorch-ddp-bn-two-forwards-inplace", "autograd-error/inplace-modification",
                     ("has been modified", "has been moved"))
+
+
+def test_a_broadcast_size_message_cut_before_its_dimension_is_still_a_shape_mismatch() -> None:
+    # The paste ends at "at non-singleton dimension"; the two sizes already say which shapes disagree.
+    # Near miss: the sizes gone, no shapes are named.
+    _named_not_near("b85a-bcp-acdc-self-train-mask-batch-shape-mismatch", "tensor-shape-mismatch/incompatible-shapes",
+                    ("tensor a (18) must match the size of tensor b (6)", "tensor a must match the size of tensor b"))
