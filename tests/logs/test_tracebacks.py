@@ -99,3 +99,30 @@ def test_an_exception_no_signature_knows_in_a_notebook_s_output_is_a_failure() -
     d = Diagnoser().diagnose(Named("cell.log", log))
     assert d.verdict == "failure" and d.primary is not None
     assert d.primary.id == "unclassified-failure/uncaught-exception"
+
+
+# Frames without Python's header or an exception line: either a stack printer's sample of a live process
+# (traceback.print_stack's format is a traceback's) or an exception's traceback cut at both ends by a paste.
+_PRINTED = [
+    b'  File "/opt/conda/lib/python3.11/site-packages/lightning/pytorch/trainer/trainer.py", line 529, in fit',
+    b"    call._call_and_handle_interrupt(",
+    b'  File "/opt/conda/lib/python3.11/site-packages/lightning/pytorch/trainer/call.py", line 44, in _call_and_handle_interrupt',
+    b"    return trainer_fn(*args, **kwargs)",
+]
+
+
+@pytest.mark.parametrize(("tail", "sample"), [
+    ([], True),
+    # Python 3.11+ marks the code of a frame an exception passed through; print_stack never does
+    ([b"           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"], False),
+    # a frame standing on a raise statement is an exception leaving it
+    ([b'  File "/opt/conda/lib/python3.11/site-packages/hydra/core/utils.py", line 260, in return_value',
+      b"    raise self._return_value"], False),
+    # near miss: a frame whose code merely names raising is no raise statement
+    ([b'  File "/opt/conda/lib/python3.11/site-packages/torch/_utils.py", line 694, in reraise',
+      b"    raised = self.exc_type(msg)"], True),
+])
+def test_headless_frames_are_a_live_sample_unless_an_exception_marks_them(tail: list[bytes], sample: bool) -> None:
+    tb = assemble_traceback(_PRINTED + tail, "train.log", 10, None, headless=True)
+    assert tb is not None and not tb.exceptions
+    assert tb.dump is sample

@@ -60,6 +60,7 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
     foreign = 0  # lines in a row, among the frames, that no exception class starts
     twin_source = False  # after the exception, an indented "raise ..." line: a twin traceback's tail may follow
     said_rank: int | None = None  # the rank an unprefixed traceback's exception names as its own
+    carets = False  # a caret line under a frame: Python printed these frames for an exception
     for idx, raw in enumerate(lines):
         text = _text(raw)
         att = split_prefix(text)
@@ -87,6 +88,7 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
                 continue
             if _MARKERS.fullmatch(stripped):
                 last = first_line + idx  # Python 3.11's caret line under a frame's code: no frame
+                carets = True
                 continue
             if body.startswith(INDENT) or stripped.startswith(("^", "~")):
                 frames.append(stripped)
@@ -183,7 +185,9 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
                                      for e in exceptions[-1:])
     # Neither Python's header nor an exception: frames a stack printer wrote (traceback.print_stack,
     # pystack, a periodic stack logger) of a process that was alive, not an error it raised.
-    sample = headless and not exceptions
+    # Unless the frames show an exception on its way: Python marks a raising frame's code with carets
+    # (3.11+, never in print_stack) and a process is never sampled standing on a bare `raise`.
+    sample = headless and not exceptions and not carets and not _RAISING.match(frames[-1] if frames else "")
     if sample and sum(f.startswith('File "') for f in frames) < 2:
         return None  # one frame is a location ("Found from: File ..."), not a stack
     if rank is None and exceptions:
@@ -196,6 +200,7 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
 # web page or a CJK input method turns them into ("　File \"train.py\", line 3, in main").
 INDENT = (" ", "\t", "\u00a0", "\u3000")
 _MARKERS = re.compile(r"[\^~]{1,1000}")
+_RAISING = re.compile(r"raise\b")  # a frame's source line that raises: 'raise self._return_value', a bare 'raise'
 _GLUED_FRAME = re.compile(r'File "[^"\n]{1,1000}", line \d{1,9}, in ')
 _EXCEPTION_START = re.compile(r"[A-Za-z_][\w.]{0,200}: ")  # "RuntimeError: ... File "code.py", line 3, in f"
 # torchrun's agent on Ctrl-C: its handler raises SignalException for SIGINT (2), as Python raises KeyboardInterrupt
