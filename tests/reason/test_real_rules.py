@@ -3045,3 +3045,10 @@ def test_a_broadcast_size_message_cut_before_its_dimension_is_still_a_shape_mism
     # Near miss: the sizes gone, no shapes are named.
     _named_not_near("b85a-bcp-acdc-self-train-mask-batch-shape-mismatch", "tensor-shape-mismatch/incompatible-shapes",
                     ("tensor a (18) must match the size of tensor b (6)", "tensor a must match the size of tensor b"))
+
+
+def test_fsdp_s_flat_param_handle_refusing_a_tensor_off_its_compute_device_is_device_placement() -> None:
+    """FlatParamHandle checks each tensor it unshards is on the handle's compute device (torch 1.13-2.15)."""
+    # Near miss: the handle's other check, that an offloaded shard is on the CPU, names no compute device.
+    _named_not_near("b90a-fsdp-no-set-device-expects-compute-device-cuda1", "fsdp-failure/device-placement",
+                    ("to be on the compute device cuda:1", "to be on CPU but got cuda:1"))
