@@ -3052,3 +3052,13 @@ def test_fsdp_s_flat_param_handle_refusing_a_tensor_off_its_compute_device_is_de
     # Near miss: the handle's other check, that an offloaded shard is on the CPU, names no compute device.
     _named_not_near("b90a-fsdp-no-set-device-expects-compute-device-cuda1", "fsdp-failure/device-placement",
                     ("to be on the compute device cuda:1", "to be on CPU but got cuda:1"))
+
+
+@pytest.mark.parametrize("case_id", ["b91b-dcface-stack-mismatch-variable-crops",
+                                     "b91b-monai-randcropsamples-collate-stack-mismatch"])
+def test_samples_of_different_sizes_failing_the_default_collate_are_the_dataset_s(case_id: str) -> None:
+    """torch.stack's 'stack expects each tensor to be equal size' is the default collate's in nearly every real log,
+    with no frame of the DataLoader when a paste keeps only the message (or a framework reformats it)."""
+    # Near miss: stack's other refusal, of an empty list, is no pair of unequal samples.
+    _named_not_near(case_id, "dataloader-worker-failure/getitem-exception",
+                    ("stack expects each tensor to be equal size", "stack expects a non-empty TensorList"))
