@@ -198,6 +198,28 @@ def test_a_cause_read_after_the_finish_and_the_stops_that_name_it_agree() -> Non
         _check_links([cut if e is sched else e for e in entries])
 
 
+def test_a_silent_worker_death_and_the_teardown_that_names_it_agree() -> None:
+    """launcher-teardown/silent-worker-death has no line of its own: the survivors' teardown names it
+    (silent_exit_as) and reads it from its worker_exit lines. One without the other is refused."""
+    import dataclasses
+
+    from trainmedic.catalog import _check_links
+
+    lib = load_library()
+    silent = lib.cause("launcher-teardown/silent-worker-death")
+    survivor = lib.cause("launcher-teardown/sigterm-survivor")
+    assert silent.silent_exit and silent.lineless and survivor.silent_exit_as == silent.full_id
+    assert any(f.worker_exit for f in survivor.fingerprints)
+    entries = list(lib.entries)
+    teardown = next(e for e in entries if e.id == "launcher-teardown")
+    for cause_id, change, says in (("sigterm-survivor", {"silent_exit_as": None}, "no cause names it"),
+                                   ("silent-worker-death", {"silent_exit": False}, "needs silent_exit")):
+        cut = dataclasses.replace(teardown, causes=tuple(dataclasses.replace(c, **change) if c.id == cause_id else c
+                                                         for c in teardown.causes))
+        with pytest.raises(LibraryError, match=says):
+            _check_links([cut if e is teardown else e for e in entries])
+
+
 def test_a_page_says_what_a_cause_without_a_fingerprint_is_read_from() -> None:
     from trainmedic.report.entry import cause_markdown
 

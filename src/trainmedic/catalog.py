@@ -235,13 +235,15 @@ def _check_links(entries: list[Entry]) -> None:
     ids = {e.id for e in entries}
     causes = {c.full_id for e in entries for c in e.causes}
     categories = {e.category for e in entries}
-    after_finish = {c.full_id for e in entries for c in e.causes if c.after_finish}
-    finished_targets = {c.finished_as for e in entries for c in e.causes if c.finished_as}
-    for named in sorted(t for t in finished_targets - after_finish if t is not None):
-        if named in causes:
-            raise LibraryError(f"{named}: named by finished_as, so it needs after_finish: true")
-    if orphans := sorted(after_finish - finished_targets):
-        raise LibraryError(f"{orphans[0]}: after_finish, but no cause names it as its finished_as")
+    # (a lineless cause and the cause that names it go in pairs: finished_as/after_finish, silent_exit_as/silent_exit)
+    for link, flag in (("finished_as", "after_finish"), ("silent_exit_as", "silent_exit")):
+        flagged = {c.full_id for e in entries for c in e.causes if getattr(c, flag)}
+        named = {t for e in entries for c in e.causes if (t := getattr(c, link))}
+        for target in sorted(named - flagged):
+            if target in causes:
+                raise LibraryError(f"{target}: named by {link}, so it needs {flag}: true")
+        if orphans := sorted(flagged - named):
+            raise LibraryError(f"{orphans[0]}: {flag}, but no cause names it as its {link}")
     seen: dict[str, str] = {}
     for e in entries:
         for name in (e.id, *e.aliases):
@@ -269,12 +271,14 @@ def _check_links(entries: list[Entry]) -> None:
                 raise LibraryError(f"{c.full_id}: bottomed_as reads the scales its warnings name: needs scale_floor")
             if any(f.own_job for f in c.fingerprints) and not c.kill_record:
                 raise LibraryError(f"{c.full_id}: an own_job fingerprint is an OOM record: its cause needs kill_record")
+            if c.silent_exit_as and not any(f.worker_exit for f in c.fingerprints):
+                raise LibraryError(f"{c.full_id}: silent_exit_as reads its worker_exit lines: it needs one")
             if c.otherwise_context and not c.needs_context:
                 raise LibraryError(f"{c.full_id}: otherwise_context only refines needs_context")
             for key, target in (("confirmed_as", c.confirmed_as), ("in_worker", c.in_worker),
                                 ("otherwise", c.otherwise), ("stranded_as", c.stranded_as),
                                 ("bottomed_as", c.bottomed_as), ("finished_as", c.finished_as),
-                                ("mid_run_as", c.mid_run_as)):
+                                ("mid_run_as", c.mid_run_as), ("silent_exit_as", c.silent_exit_as)):
                 if target is not None and target not in causes:
                     raise LibraryError(f"{c.full_id}: {key} names unknown cause {target!r}")
             for claim in c.claims:

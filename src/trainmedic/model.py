@@ -57,6 +57,9 @@ class Fingerprint:
     # in StepId=...", Kubernetes' OOMKilled): it names no process because its scope is the job's cgroup,
     # so a kill these logs show is one of its victims, as a kernel record naming the kill's pid would say.
     own_job: bool = False
+    # A launcher's line that it prints only because one of its workers exited on its own (the DeepSpeed
+    # launcher's "Killing subprocess N", torchrun's SIGTERM to the survivors), never on a signal it got itself.
+    worker_exit: bool = False
 
 
 @dataclass(frozen=True)
@@ -115,6 +118,10 @@ class Cause:
     # The same error after the run made progress is that cause (a store the job cannot reach once it
     # has trained is a store that went away)
     mid_run_as: str | None = None
+    # Its worker_exit lines alone, in a log that shows the workers' own output and no error, are this cause:
+    # a worker died without a word.
+    silent_exit_as: str | None = None
+    silent_exit: bool = False  # named by another cause's silent_exit_as: read from the launcher's teardown
     work_mismatch: bool = False  # also read from timeouts at one sequence number in different operations
     store_overfull: bool = False  # read from a store barrier that counts more workers than the world size
     aborts_process: bool = False  # its watchdog ends the process with SIGABRT: a rank's bare exit -6 after it
@@ -158,9 +165,9 @@ class Cause:
 
     @property
     def lineless(self) -> bool:
-        """Named without a fingerprint of its own: from metric shapes, as another cause's finished_as, or
-        from the store barrier's own count."""
-        return self.metric_shaped or self.after_finish or self.store_overfull
+        """Named without a fingerprint of its own: from metric shapes, as another cause's finished_as or
+        silent_exit_as, or from the store barrier's own count."""
+        return self.metric_shaped or self.after_finish or self.store_overfull or self.silent_exit
 
 
 @dataclass(frozen=True)

@@ -99,6 +99,7 @@ class FingerprintSpec(_Strict):
     warning: bool = False
     at_exit: bool = False
     own_job: bool = False
+    worker_exit: bool = False
 
     _check_id = field_validator("id")(_kebab)
 
@@ -176,6 +177,9 @@ class CauseSpec(_Strict):
     after_finish: bool = False
     # The same error after the run made progress is this other cause.
     mid_run_as: str | None = None
+    # Its worker_exit lines alone, after the workers' own output and no error of theirs, are this cause.
+    silent_exit_as: str | None = None
+    silent_exit: bool = False  # named by another cause's silent_exit_as
     # Also read from the collective timeouts themselves: ranks that timed out in one sequence number
     # of a group, in different operations or sizes, were not running the same collective.
     work_mismatch: bool = False
@@ -216,9 +220,10 @@ class CauseSpec(_Strict):
         as what another cause is after the run finished (`after_finish`)."""
         shaped = (self.data_wait_share is not None or self.loss_jump is not None or self.loss_nonfinite
                   or self.loss_vanished)
-        if not self.fingerprints and not shaped and not self.after_finish and not self.store_overfull:
+        if (not self.fingerprints and not shaped and not self.after_finish and not self.store_overfull
+                and not self.silent_exit):
             raise ValueError("a cause needs a fingerprint, a metric shape (data_wait_share, loss_jump, "
-                             "loss_nonfinite, loss_vanished), after_finish or store_overfull")
+                             "loss_nonfinite, loss_vanished), after_finish, silent_exit or store_overfull")
         return self
 
 
@@ -285,7 +290,7 @@ def _to_entry(spec: EntrySpec, source: str) -> Entry:
             mechanism=c.mechanism.strip(),
             fingerprints=tuple(
                 Fingerprint(f.id, f.regex, f.weight, f.ambiguous, f.ignore_case, f.precursor, f.warning, f.handled,
-                            f.at_exit, f.own_job)
+                            f.at_exit, f.own_job, f.worker_exit)
                 for f in c.fingerprints
             ),
             fix=tuple(c.fix),
@@ -305,6 +310,8 @@ def _to_entry(spec: EntrySpec, source: str) -> Entry:
             finished_as=c.finished_as,
             after_finish=c.after_finish,
             mid_run_as=c.mid_run_as,
+            silent_exit_as=c.silent_exit_as,
+            silent_exit=c.silent_exit,
             work_mismatch=c.work_mismatch,
             store_overfull=c.store_overfull,
             aborts_process=c.aborts_process,

@@ -3062,3 +3062,34 @@ def test_samples_of_different_sizes_failing_the_default_collate_are_the_dataset_
     # Near miss: stack's other refusal, of an empty list, is no pair of unequal samples.
     _named_not_near(case_id, "dataloader-worker-failure/getitem-exception",
                     ("stack expects each tensor to be equal size", "stack expects a non-empty TensorList"))
+
+
+@pytest.mark.parametrize("case_id", [
+    "b89c-deepspeed-gptj-stage2-cpu-adam-return-code-9",  # memory report, "Killing subprocess", cut ERROR line
+    "b89c-llamafactory-baichuan2-13b-save-step-killing-subprocess",  # progress bar, then the teardown
+])
+def test_a_worker_that_died_without_a_word_under_its_launcher_is_read_as_the_oom_killer(case_id: str) -> None:
+    d = _diagnose(case_id)
+    assert d.primary is not None and d.primary.id == "host-oom/oom-killer"
+    # (a reading, not a record: the signal and the silent death are the next readings, the exit code is asked)
+    assert [a.id for a in d.alternatives[:2]] == ["host-oom/sigkill", "launcher-teardown/silent-worker-death"]
+    assert any("exit code" in m.fact for m in d.primary.missing)
+    assert d.primary.confidence < 0.8
+
+
+def test_a_launcher_stopping_its_workers_on_a_signal_of_its_own_is_no_silent_death() -> None:
+    case_id = "b89c-deepspeed-gptj-stage2-cpu-adam-return-code-9"
+    teardown = "[2023-04-07 13:09:33,201] [INFO] [launch.py:318:sigkill_handler] Killing subprocess 80"
+    told = teardown + "\n[2023-04-07 13:09:33,202] [INFO] [launch.py:344:sigkill_handler] Main process received SIGTERM, exiting"
+    assert _primary_if_changed(case_id, (teardown, told)) == "launcher-teardown/sigterm-survivor"
+
+
+def test_a_teardown_after_a_worker_s_own_error_or_with_no_output_before_it_is_no_silent_death() -> None:
+    case_id = "b89c-deepspeed-gptj-stage2-cpu-adam-return-code-9"
+    teardown = "[2023-04-07 13:09:33,201] [INFO] [launch.py:318:sigkill_handler] Killing subprocess 80"
+    said = "FATAL: could not open shard /data/train-00007.bin\n" + teardown
+    assert _primary_if_changed(case_id, (teardown, said)) != "host-oom/oom-killer"
+    log = _case(case_id).log
+    alone = log[log.index(teardown):]  # only the launcher's lines: nothing says whether a worker spoke
+    d = Diagnoser().diagnose(Named("output.log", alone.encode()))
+    assert d.primary is not None and d.primary.id == "launcher-teardown/sigterm-survivor"

@@ -143,8 +143,10 @@ def calibrate(dev: Sequence[Case], first: Mapping[str, FirstAnswer] | None = Non
     known = set(library.cause_ids)
     pairs: list[tuple[float, bool]] = []
     for case, o in zip(dev, run(dev, Diagnoser(raw)), strict=True):
-        if o.primary is not None and case.label.basis == "thread" and o.primary not in library.fallbacks:
-            # A signal that cannot say why, whose cause the thread found: what it was.
+        silent = o.primary is not None and library.cause(o.primary).silent_exit
+        if o.primary is not None and (case.label.basis == "thread" or silent) and o.primary not in library.fallbacks:
+            # A signal that cannot say why, whose cause the thread found: what it was. A worker's silent death
+            # lacks the signal itself, which the thread's own message states (the exit code a paste cut).
             resolved[o.primary][o.label] += 1
         if o.primary is not None:
             given[o.primary] += 1

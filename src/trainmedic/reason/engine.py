@@ -1349,14 +1349,22 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
     else:
         who = f"ranks {rank_ranges(suspects)}" if suspects else "a rank or host not in these inputs"
         why = f"every rank shows only collateral errors ({cause_id}); the initiating failure is on {who}"
-        if cause_id == SUMMARY and EXITED in ctx.library.cause_ids:
+        silent_as = next((c.silent_exit_as for e in lead if (c := ctx.library.cause(e.cause)).silent_exit_as), None)
+        before = _died_silently(ctx, events) if silent_as and not suspects else None
+        if silent_as and before is not None:
+            why = (f"the launcher stopped its workers ({first.path}:{first.line}) because one of them exited on its "
+                   f"own, and the workers' output in the same stream ({before} line(s) before) holds no error: "
+                   f"the worker died of something it could not report")
+            cause_id = silent_as
+        elif cause_id == SUMMARY and EXITED in ctx.library.cause_ids:
             # Only the launcher's summary of exit codes: a worker exited with an error printed elsewhere
             # (the finding real logs that end so most often lead to), the summary its echo.
             why = (f"only the launcher's summary of its workers' exit ({cause_id}) is here: a worker exited with "
                    f"an error that is not in these inputs ({who})")
             cause_id = EXITED
-        missing.append(MissingFact("the logs of every rank and host of the job",
-                                   "collect all ranks' stdout/stderr (torchrun --log-dir) and `dmesg -T` on each host"))
+        if before is None:
+            missing.append(MissingFact("the logs of every rank and host of the job", "collect all ranks' "
+                                       "stdout/stderr (torchrun --log-dir) and `dmesg -T` on each host"))
     missing.extend(m for m in _missing(ctx, cause_id) if m not in missing)
     guess = kind.startswith("likeliest")  # a lead from what real logs most often show, not from this log's lines
     conf = confidence.hang(True) if cause_id == HANG else confidence.cascade_only(0 if guess else len(suspects))
@@ -1376,7 +1384,55 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
     primary = _finding(ctx, cause_id, confidence_=conf, rank=rank, host=None, time=first.time,
                        evidence=ev, missing=tuple(missing), why=why, calibrate=rank is None or guess)
     coll = _collateral(sorted(events, key=lambda e: (e.path, e.line)), cause_id, exclude_rank=rank)
+    silent = ctx.library.cause(cause_id).silent_exit
+    reading = ctx.library.likeliest_reading(cause_id) if silent and rank is None else None
+    if reading is not None:
+        # A death no line explains: lead with what real threads most often found behind one (measured on
+        # the dev split: the signal, then that signal's sender, each once), the silent death itself and the
+        # signal the next readings, and ask for the facts that decide.
+        target, share, resolved, hits = reading
+        found_by = f"of {resolved} threads that found what ended such a death, {hits} found {target}"
+        alts = [Alternative(cause_id, 0.0, f"{primary.title}: the log does not say which signal or exit ended it")]
+        sender = ctx.library.likeliest_reading(target)
+        if sender is not None:
+            alts.insert(0, Alternative(target, 0.0, f"{ctx.library.cause(target).title}: who sent it, the log does "
+                                                    f"not say{_check_with(ctx.library.cause(target))}"))
+            found_by += f", and of {sender[2]} that found who sent one, {sender[3]} found {sender[0]}"
+            target, share = sender[0], share * sender[1]
+        facts = {m.command: m for c in (cause_id, reading[0]) for m in (*missing, *_missing(ctx, c))}
+        answer = _finding(ctx, target, confidence_=share, rank=None, host=None, time=first.time, evidence=ev,
+                          missing=tuple(facts.values()), why=f"{why}; {found_by}", calibrate=False)
+        alts = [replace(a, confidence=confidence.alternative(1.0 - 0.5 * i, answer.confidence))
+                for i, a in enumerate(alts)]
+        return replace(base, verdict=verdict, primary=answer, alternatives=tuple(alts), collateral=coll)
+    if silent:
+        # (the senders such a death competes for, each with the fact that would confirm it)
+        competing = tuple(Alternative(c.full_id, confidence.alternative(0.5, primary.confidence),
+                                      f"{c.title}: not confirmed by this log{_check_with(c)}")
+                          for c in _competing(ctx, ctx.library.cause(cause_id)))
+        return replace(base, verdict=verdict, primary=primary, alternatives=competing, collateral=coll)
     return replace(base, verdict=verdict, primary=primary, collateral=coll)
+
+
+def _died_silently(ctx: Context, events: list[Event]) -> int | None:
+    """How many lines the workers' stream holds before the launcher stopped them (a progress bar the
+    teardown overwrote on its line counts as one), when every collateral line is one a launcher prints as a
+    worker exits on its own (fingerprint `worker_exit`) and no other line reads as an error; None
+    otherwise. The workers write to the launcher's stream: one that raised would have left its
+    traceback there."""
+    if not events:
+        return None
+    for e in events:
+        fps = [ctx.library.fingerprint(key) for key, _ in e.fingerprints]
+        if not fps or not all(fp is not None and fp.worker_exit for fp in fps):
+            return None
+    first = min(events, key=lambda e: (e.path, e.line))
+    scan = next((s for s in ctx.scans if s.path == first.path), None)
+    shown = first.line - 1 + any("\r" in ln.text.rstrip("\r") for ln in first.evidence[:1])
+    own = {ln.number for e in events if e.path == first.path for ln in e.evidence}
+    if scan is None or not shown or scan.tracebacks or any(n.line.number not in own for n in scan.notable):
+        return None
+    return shown
 
 
 # the store barrier's count in its wait and timeout messages (torch 1.x-2.0)
