@@ -23,7 +23,6 @@ from trainmedic.logs.reader import Reader, ScanState
 from trainmedic.logs.sources import InputError, Source, expand
 from trainmedic.model import Diagnosis, Fact, ScanResult
 from trainmedic.reason.context import Context
-from trainmedic.reason.engine import reason
 from trainmedic.reason.templates import Baseline
 from trainmedic.scan.database import STRUCTURE, Pattern, library_patterns
 
@@ -120,6 +119,9 @@ class Diagnoser:
         return out
 
     def reason(self, scans: Sequence[ScanResult], facts: Iterable[Fact] = ()) -> Diagnosis:
+        # (imported here, after the scan: the workers a big scan forks need not hold the reasoner's code)
+        from trainmedic.reason.engine import reason
+
         return reason(Context(self.library, tuple(scans), tuple(facts), self.baseline))
 
     def diagnose(

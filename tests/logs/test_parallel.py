@@ -219,3 +219,15 @@ def test_a_tail_read_early_that_is_not_the_scanned_tail_is_not_used(
     a, b = _scan_both(path, "2", monkeypatch)
     _same_tail(a, b)
     assert a.notable and "frobnication" in a.notable[-1].line.text
+
+
+def test_a_scan_loads_no_reasoner_code_before_its_workers_fork() -> None:
+    """The workers of a big scan are forked copies: what the parent holds then is counted again in each
+    of them (the benchmark's summed RSS). The reasoner is imported when the scan is done."""
+    import subprocess
+    import sys
+
+    probe = ("import sys, trainmedic.api, trainmedic.cli.main; "
+             "print('trainmedic.reason.engine' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True).stdout.split() == ["False"]

@@ -126,3 +126,16 @@ def test_headless_frames_are_a_live_sample_unless_an_exception_marks_them(tail: 
     tb = assemble_traceback(_PRINTED + tail, "train.log", 10, None, headless=True)
     assert tb is not None and not tb.exceptions
     assert tb.dump is sample
+
+
+def test_the_ipython_patterns_are_compiled_only_when_an_ipython_traceback_comes() -> None:
+    """RE2 unrolls their bounded repeats into programs over a MiB each: a process that reads no notebook
+    traceback (and each worker it forks) should not hold them."""
+    import subprocess
+    import sys
+
+    probe = ("import trainmedic.logs.tracebacks as t, trainmedic.api; "
+             "print(t._IPY_FILE._compiled is None, t._IPY_OLD._compiled is None); "
+             "t._IPY_FILE.match('File /x/y.py:3, in f'); print(t._IPY_FILE._compiled is None)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["True", "True", "False"]

@@ -288,12 +288,13 @@ def assemble_stack_dump(lines: Iterable[bytes], path: str, first_line: int, rank
 #               'File /path/module.py:1518, in Module._call_impl(self, *args)'
 #   IPython 7:  '<ipython-input-5-0f0b5a4c> in <module>' and '/path/trainer.py in train(self, trial)'
 # each frame's source with its line numbers, the line that ran marked by an arrow ("---> 28 output = model(x)").
-# (On RE2, as every line of such a traceback is tried against them: linear whatever a line holds.)
-_IPY_HEADER = linear.compile_text(IPYTHON_HEADER)
-_IPY_FILE = linear.compile_text(r"File (.{1,1000}?):(\d{1,9}), in ([^\s(]{1,200})")
-_IPY_CELL = linear.compile_text(r"(?:Cell|Input) In ?\[(\d{0,9})\], (?:line (\d{1,9})|in ([^\s(]{1,200}))")
-_IPY_OLD = linear.compile_text(r"(<ipython-input-[^>\s]{1,200}>|[^\s<>]{1,1000}\.py) in ([^\s(]{1,200})")
-_IPY_ARROW = linear.compile_text(r"-{0,8}> ?\s{0,8}\d{1,9} ?(.*)")
+# (On RE2, as every line of such a traceback is tried against them: linear whatever a line holds. Compiled
+# when the first such traceback comes: two of them are over a MiB each, in this process and each it forks.)
+_IPY_HEADER = linear.Lazy(IPYTHON_HEADER)
+_IPY_FILE = linear.Lazy(r"File (.{1,1000}?):(\d{1,9}), in ([^\s(]{1,200})")
+_IPY_CELL = linear.Lazy(r"(?:Cell|Input) In ?\[(\d{0,9})\], (?:line (\d{1,9})|in ([^\s(]{1,200}))")
+_IPY_OLD = linear.Lazy(r"(<ipython-input-[^>\s]{1,200}>|[^\s<>]{1,1000}\.py) in ([^\s(]{1,200})")
+_IPY_ARROW = linear.Lazy(r"-{0,8}> ?\s{0,8}\d{1,9} ?(.*)")
 
 
 def assemble_ipython_traceback(lines: Iterable[bytes], path: str, first_line: int,

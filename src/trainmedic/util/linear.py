@@ -37,6 +37,22 @@ def compile_text(regex: str, *, ignore_case: bool = False, multiline: bool = Fal
     return re2.compile(_flags(ignore_case, multiline) + regex, _options())
 
 
+class Lazy:
+    """A str pattern compiled on its first use. RE2 unrolls a bounded repeat ({1,1000}) into its program: a
+    MiB or more for one pattern, held by every process that imports it, and counted again in each worker
+    it forks. A pattern for input that most runs never see (an IPython traceback) waits until one does."""
+
+    def __init__(self, regex: str, *, ignore_case: bool = False, multiline: bool = False) -> None:
+        self._args = (regex, ignore_case, multiline)
+        self._compiled: Any = None
+
+    def __getattr__(self, name: str) -> Any:  # match, fullmatch, search, ...: the compiled pattern's own
+        if self._compiled is None:
+            regex, ignore_case, multiline = self._args
+            self._compiled = compile_text(regex, ignore_case=ignore_case, multiline=multiline)
+        return getattr(self._compiled, name)
+
+
 def problem(regex: str) -> str | None:
     """Why RE2 refuses `regex`, or None when it compiles."""
     try:
