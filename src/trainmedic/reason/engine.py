@@ -1415,11 +1415,10 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
 
 
 def _died_silently(ctx: Context, events: list[Event]) -> int | None:
-    """How many lines the workers' stream holds before the launcher stopped them (a progress bar the
-    teardown overwrote on its line counts as one), when every collateral line is one a launcher prints as a
-    worker exits on its own (fingerprint `worker_exit`) and no other line reads as an error; None
-    otherwise. The workers write to the launcher's stream: one that raised would have left its
-    traceback there."""
+    """How many lines the workers' stream holds before the launcher stopped them, when every collateral
+    line is one a launcher prints as a worker exits on its own (fingerprint `worker_exit`) and no other
+    line reads as an error; None otherwise (also when the teardown is all the input holds). The workers
+    write to the launcher's stream: one that raised would have left its traceback there."""
     if not events:
         return None
     for e in events:
@@ -1428,7 +1427,7 @@ def _died_silently(ctx: Context, events: list[Event]) -> int | None:
             return None
     first = min(events, key=lambda e: (e.path, e.line))
     scan = next((s for s in ctx.scans if s.path == first.path), None)
-    shown = first.line - 1 + any("\r" in ln.text.rstrip("\r") for ln in first.evidence[:1])
+    shown = first.line - 1
     own = {ln.number for e in events if e.path == first.path for ln in e.evidence}
     if scan is None or not shown or scan.tracebacks or any(n.line.number not in own for n in scan.notable):
         return None
