@@ -3093,3 +3093,13 @@ def test_a_teardown_after_a_worker_s_own_error_or_with_no_output_before_it_is_no
     alone = log[log.index(teardown):]  # only the launcher's lines: nothing says whether a worker spoke
     d = Diagnoser().diagnose(Named("output.log", alone.encode()))
     assert d.primary is not None and d.primary.id == "launcher-teardown/sigterm-survivor"
+
+
+def test_a_silent_death_with_too_few_resolved_threads_names_its_senders_as_the_next_readings() -> None:
+    # (a library whose dev split resolved no such death: no reading leads, the death itself does)
+    library = dataclasses.replace(LIBRARY, resolved={})
+    log = _case("b89c-deepspeed-gptj-stage2-cpu-adam-return-code-9").log
+    d = Diagnoser(library).diagnose(Named("output.log", log.encode()))
+    assert d.primary is not None and d.primary.id == "launcher-teardown/silent-worker-death"
+    assert {a.id for a in d.alternatives} == {"host-oom/sigkill", "host-oom/oom-killer"}
+    assert all("not confirmed by this log; check with `" in a.why for a in d.alternatives)

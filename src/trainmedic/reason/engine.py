@@ -160,6 +160,13 @@ def _check_with(*causes: Cause) -> str:
     return f"; check with `{need}`" if need else ""
 
 
+def _unconfirmed(c: Cause, read: Cause, primary_confidence: float) -> Alternative:
+    """A cause the primary `read` competes with that this log neither shows nor rules out, with the
+    command that would confirm it."""
+    return Alternative(c.full_id, confidence.alternative(0.5, primary_confidence),
+                       f"{c.title}: not confirmed by this log{_check_with(c, read)}")
+
+
 def _finding(ctx: Context, cause_id: str, *, confidence_: float, rank: int | None, host: str | None,
              time: float | None, evidence: tuple[Evidence, ...], missing: tuple[MissingFact, ...],
              why: str, calibrate: bool = True) -> Finding:
@@ -1116,8 +1123,7 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
                 why = f"{c.title}: the guard warned first ({warned[0].line.path}:{warned[0].line.number}){check}"
                 alts.append(Alternative(comp, confidence.alternative(0.65, conf), why))
             else:
-                why = f"{c.title}: not confirmed by this log{check}"
-                alts.append(Alternative(comp, confidence.alternative(0.5, conf), why))
+                alts.append(_unconfirmed(c, read, conf))
     # Another cause of the same entry seen in the same incident (a generic "device-side assert" beside
     # a specific "target out of bounds"): a competing reading of it, not an echo to hide.
     for e in sorted(incident + also_collateral, key=lambda e: -e.weight):
@@ -1392,24 +1398,25 @@ def _cascade_only(ctx: Context, base: Diagnosis, events: list[Event],
         # signal the next readings, and ask for the facts that decide.
         target, share, resolved, hits = reading
         found_by = f"of {resolved} threads that found what ended such a death, {hits} found {target}"
-        alts = [Alternative(cause_id, 0.0, f"{primary.title}: the log does not say which signal or exit ended it")]
+        # (the next readings, likeliest first: the signal when its sender is read on, then the death itself)
+        nexts = [(cause_id, f"{primary.title}: the log does not say which signal or exit ended it")]
         sender = ctx.library.likeliest_reading(target)
         if sender is not None:
-            alts.insert(0, Alternative(target, 0.0, f"{ctx.library.cause(target).title}: who sent it, the log does "
-                                                    f"not say{_check_with(ctx.library.cause(target))}"))
+            signal = ctx.library.cause(target)
+            nexts.insert(0, (target, f"{signal.title}: who sent it, the log does not say{_check_with(signal)}"))
             found_by += f", and of {sender[2]} that found who sent one, {sender[3]} found {sender[0]}"
             target, share = sender[0], share * sender[1]
-        facts = {m.command: m for c in (cause_id, reading[0]) for m in (*missing, *_missing(ctx, c))}
+        # (`missing` holds the silent death's own facts already)
+        facts = {m.command: m for m in (*missing, *_missing(ctx, reading[0]))}
         answer = _finding(ctx, target, confidence_=share, rank=None, host=None, time=first.time, evidence=ev,
                           missing=tuple(facts.values()), why=f"{why}; {found_by}", calibrate=False)
-        alts = [replace(a, confidence=confidence.alternative(1.0 - 0.5 * i, answer.confidence))
-                for i, a in enumerate(alts)]
-        return replace(base, verdict=verdict, primary=answer, alternatives=tuple(alts), collateral=coll)
+        alts = tuple(Alternative(cid, confidence.alternative(1.0 - 0.5 * i, answer.confidence), said)
+                     for i, (cid, said) in enumerate(nexts))
+        return replace(base, verdict=verdict, primary=answer, alternatives=alts, collateral=coll)
     if silent:
         # (the senders such a death competes for, each with the fact that would confirm it)
-        competing = tuple(Alternative(c.full_id, confidence.alternative(0.5, primary.confidence),
-                                      f"{c.title}: not confirmed by this log{_check_with(c)}")
-                          for c in _competing(ctx, ctx.library.cause(cause_id)))
+        read = ctx.library.cause(cause_id)
+        competing = tuple(_unconfirmed(c, read, primary.confidence) for c in _competing(ctx, read))
         return replace(base, verdict=verdict, primary=primary, alternatives=competing, collateral=coll)
     return replace(base, verdict=verdict, primary=primary, collateral=coll)
 
