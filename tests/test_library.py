@@ -231,3 +231,25 @@ def test_a_page_says_what_a_cause_without_a_fingerprint_is_read_from() -> None:
         assert words in cause_markdown(entry, cause)
     entry, cause = lib.resolve("host-oom/oom-killer")
     assert cause is not None and "Read without a line" not in cause_markdown(entry, cause)
+
+
+def test_a_cause_read_inside_another_framework_names_that_cause_and_its_marks_together() -> None:
+    """jit-extension-build/build-failed is DeepSpeed's op build where a DeepSpeed op is in sight: the marks
+    without the cause they lead to, or a cause that is not in the library, is refused; an entry removed
+    (leave one out) takes the link with it."""
+    import dataclasses
+
+    from trainmedic.catalog import _check_links
+    from trainmedic.evaluate.unknown import without
+
+    lib = load_library()
+    build = lib.cause("jit-extension-build/build-failed")
+    assert build.inside_as == "deepspeed-failure/op-build-failure" and build.inside_marks
+    entries = list(lib.entries)
+    jit = next(e for e in entries if e.id == "jit-extension-build")
+    for change, says in (({"inside_as": None}, "go together"),
+                         ({"inside_as": "deepspeed-failure/no-such-cause"}, "names unknown cause")):
+        cut = dataclasses.replace(jit, causes=tuple(dataclasses.replace(c, **change) for c in jit.causes))
+        with pytest.raises(LibraryError, match=says):
+            _check_links([cut if e is jit else e for e in entries])
+    assert without(lib, "deepspeed-failure").cause("jit-extension-build/build-failed").inside_as is None

@@ -275,10 +275,13 @@ def _check_links(entries: list[Entry]) -> None:
                 raise LibraryError(f"{c.full_id}: silent_exit_as reads its worker_exit lines: it needs one")
             if c.otherwise_context and not c.needs_context:
                 raise LibraryError(f"{c.full_id}: otherwise_context only refines needs_context")
+            if bool(c.inside_marks) != bool(c.inside_as):
+                raise LibraryError(f"{c.full_id}: inside_marks and inside_as go together")
             for key, target in (("confirmed_as", c.confirmed_as), ("in_worker", c.in_worker),
                                 ("otherwise", c.otherwise), ("stranded_as", c.stranded_as),
                                 ("bottomed_as", c.bottomed_as), ("finished_as", c.finished_as),
-                                ("mid_run_as", c.mid_run_as), ("silent_exit_as", c.silent_exit_as)):
+                                ("mid_run_as", c.mid_run_as), ("silent_exit_as", c.silent_exit_as),
+                                ("inside_as", c.inside_as)):
                 if target is not None and target not in causes:
                     raise LibraryError(f"{c.full_id}: {key} names unknown cause {target!r}")
             for claim in c.claims:

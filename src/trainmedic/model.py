@@ -145,6 +145,8 @@ class Cause:
     # raised through them (a device-side assert raised inside binary_cross_entropy: the BCE input range).
     raised_in: tuple[str, ...] = ()
     claims: tuple[Claim, ...] = ()  # other causes' readings that are this cause's where they were raised
+    inside_marks: tuple[str, ...] = ()  # where the incident or input shows one of these, it is `inside_as`
+    inside_as: str | None = None
     needs_context: tuple[str, ...] = ()  # the incident must show one of these, else it is `otherwise`
     otherwise: str | None = None
     # marks that show the `otherwise` reading; when set and neither kind is in sight, the cause stays

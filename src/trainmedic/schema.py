@@ -206,6 +206,10 @@ class CauseSpec(_Strict):
     owns_exceptions: list[str] = []
     raised_in: list[str] = []
     claims: list[ClaimSpec] = []
+    # Its lines, where the incident or the input shows one of `inside_marks`, are `inside_as`: a generic
+    # failure inside a framework's own machinery (a JIT build of one of DeepSpeed's ops) is that framework's.
+    inside_marks: list[str] = []
+    inside_as: str | None = None
     needs_context: list[str] = []
     otherwise: str | None = None
     otherwise_context: list[str] = []
@@ -328,6 +332,8 @@ def _to_entry(spec: EntrySpec, source: str) -> Entry:
             owns_exceptions=tuple(c.owns_exceptions),
             raised_in=tuple(c.raised_in),
             claims=tuple(Claim(tuple(k.causes), tuple(k.frames), tuple(k.exceptions)) for k in c.claims),
+            inside_marks=tuple(c.inside_marks),
+            inside_as=c.inside_as,
             needs_context=tuple(c.needs_context),
             otherwise=c.otherwise,
             otherwise_context=tuple(c.otherwise_context),

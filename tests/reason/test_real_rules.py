@@ -3103,3 +3103,25 @@ def test_a_silent_death_with_too_few_resolved_threads_names_its_senders_as_the_n
     assert d.primary is not None and d.primary.id == "launcher-teardown/silent-worker-death"
     assert {a.id for a in d.alternatives} == {"host-oom/sigkill", "host-oom/oom-killer"}
     assert all("not confirmed by this log; check with `" in a.why for a in d.alternatives)
+
+
+def test_a_jit_build_of_one_of_deepspeed_s_ops_is_deepspeed_s_op_build() -> None:
+    # a paste cut at torch's CalledProcessError from `ninja -v`, after "Loading extension module fused_adam"
+    case = "b88a-fused-adam-broken-host-compiler-mcts-dpo"
+    _named_not_near(case, "deepspeed-failure/op-build-failure",
+                    ("extension module fused_adam", "extension module upfirdn2d"))
+    assert _primary_if_changed(case, ("extension module fused_adam", "extension module upfirdn2d")) == \
+        "jit-extension-build/build-failed"
+
+
+def test_a_jit_build_of_someone_else_s_extension_is_the_toolchain_s_failure() -> None:
+    # gsplat's ninja link step could not find libcudart: no DeepSpeed op in sight
+    d = _diagnose("more31l-garfield-gsplat-jit-build-cannot-find-lcudart")
+    assert d.primary is not None and d.primary.id == "jit-extension-build/build-failed"
+    assert any("build stopped" in ln.text or "FAILED:" in ln.text for ln in d.primary.evidence)
+
+
+def test_fairseq_s_advice_at_the_minimum_loss_scale_names_it_when_the_paste_split_its_start() -> None:
+    case = "b89a-fairseq-wav2vec-min-loss-scale"
+    _named_not_near(case, "grad-scaler-overflow/min-loss-scale",
+                    ("Your loss is probably exploding", "Your loss is probably fine"))

@@ -39,6 +39,8 @@ def without(library: Library, entry_id: str) -> Library:
         )
         if c.otherwise in gone:
             fixed = replace(fixed, needs_context=(), otherwise=None, otherwise_context=())
+        if c.inside_as in gone:
+            fixed = replace(fixed, inside_marks=(), inside_as=None)
         return fixed
 
     entries = tuple(replace(e, causes=tuple(cut(c) for c in e.causes)) for e in library if e.id != entry_id)

@@ -153,14 +153,19 @@ def _event(library: Library, matches: list[Match], tb: Traceback | None, order: 
                 return _event(library, [best], tb, order, weight_of={best.fingerprint: weight(inner[0])})
     cause = library.cause(best.cause)
     bare = False
+    seen = [m.line.text for m in matches] + list(tb.frames + tb.exceptions if tb else ())
+
+    def shows(marks: tuple[str, ...]) -> bool:
+        return any(mark in text for text in seen for mark in marks) or bool(contexts & set(marks))
+
+    if cause.inside_as and shows(cause.inside_marks):
+        # Context names the owner: a generic failure (a JIT extension's ninja build) inside a framework's
+        # own machinery (one of DeepSpeed's ops) is that framework's cause, with its fix.
+        moved = [Match(m.fingerprint, cause.inside_as, m.line) for m in matches if m.cause == best.cause]
+        return _event(library, moved, tb, order, weight_of={m.fingerprint: weight(m) for m in moved})
     if cause.needs_context and cause.otherwise:
         # Context decides: the same message means another cause where the incident shows none of
         # the marks this cause needs (CUDA re-initialised in a fork with no DataLoader in sight).
-        seen = [m.line.text for m in matches] + list(tb.frames + tb.exceptions if tb else ())
-
-        def shows(marks: tuple[str, ...]) -> bool:
-            return any(mark in text for text in seen for mark in marks) or bool(contexts & set(marks))
-
         if not shows(cause.needs_context) and cause.otherwise_context and not shows(cause.otherwise_context):
             # Neither reading is in sight (a bare message): this cause, the commoner, stays, ambiguous,
             # and the other is named among the alternatives (`competes`).
