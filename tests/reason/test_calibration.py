@@ -7,16 +7,26 @@ import json
 from pathlib import Path
 from typing import Any
 
-from trainmedic.api import diagnose
+from trainmedic.api import diagnose, load_library
 
 LAB = Path(__file__).resolve().parents[1] / "fixtures" / "lab"
 BINS = ((0.0, 0.3), (0.3, 0.7), (0.7, 0.9), (0.9, 1.01))
 ECE_LIMIT = 0.15
 
 
-def corpus() -> list[tuple[str, float, bool]]:
+def _sent_by_the_lab(truth: str, primary: str, alternatives: list[str]) -> bool:
+    """A kill the lab sent itself, read as the sender real threads most often found behind such a kill
+    (the OOM killer), with the kill as the first alternative: its confidence is that measured share of
+    real senders (make eval scores it, docs/accuracy.md), which a lab that sends every kill itself cannot
+    reproduce. Such rows are left out of the lab's reliability table, and still must not be sure."""
+    reading = load_library().likeliest_reading(truth)
+    return reading is not None and reading[0] == primary and alternatives[:1] == [truth]
+
+
+def corpus(sent: list[tuple[str, float]] | None = None) -> list[tuple[str, float, bool]]:
     """(case, confidence, correct) for every capture with an injected failure, and for multi-file
-    captures also the first file alone (a user who only kept the console log)."""
+    captures also the first file alone (a user who only kept the console log). Kills the lab sent,
+    read as their likeliest sender, go to `sent` instead."""
     rows = []
     for case in json.loads((LAB / "manifest.json").read_text()):
         if case["injected"] is None or case["expected_verdict"] == "healthy":
@@ -27,6 +37,10 @@ def corpus() -> list[tuple[str, float, bool]]:
             truth = case["injected"]
             if d.primary is None:
                 rows.append((case["case"], 0.0, False))
+                continue
+            if _sent_by_the_lab(truth, d.primary.id, [a.id for a in d.alternatives]):
+                if sent is not None:
+                    sent.append((case["case"], d.primary.confidence))
                 continue
             # A silent worker hang is named as the stall it is; the library calls that training-hang.
             correct = d.primary.id == truth or (truth.endswith("/worker-hang") and d.primary.id.startswith("training-hang/"))
@@ -49,7 +63,10 @@ def reliability(rows: list[tuple[str, float, bool]]) -> tuple[float, list[dict[s
 
 
 def test_confidence_is_calibrated_on_the_lab_corpus() -> None:
-    rows = corpus()
+    sent: list[tuple[str, float]] = []
+    rows = corpus(sent)
+    print("\nkills the lab sent, read as their likeliest sender:", sent)
+    assert all(c < 0.9 for _, c in sent)
     assert len(rows) >= 20
     ece, table = reliability(rows)
     print("\nreliability:", json.dumps(table), f"ECE={ece:.3f}")  # quoted in docs/confidence.md

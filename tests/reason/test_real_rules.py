@@ -3125,3 +3125,20 @@ def test_fairseq_s_advice_at_the_minimum_loss_scale_names_it_when_the_paste_spli
     case = "b89a-fairseq-wav2vec-min-loss-scale"
     _named_not_near(case, "grad-scaler-overflow/min-loss-scale",
                     ("Your loss is probably exploding", "Your loss is probably fine"))
+
+
+def test_a_worker_s_bus_error_message_wrapped_across_lines_still_names_the_shared_memory() -> None:
+    # "killed by signal: Bus" / "error. It is possible ... out of shared" / "memory. Please try to raise ..."
+    case = "b76a-fastai-course-docker-bus-error-shm-size-3g"
+    assert _diagnose(case).primary.id == "dataloader-worker-failure/shm-exhausted"  # type: ignore[union-attr]
+    # each piece alone names it; a worker's death by another signal, with no SIGBUS hint, does not
+    assert _primary_if_changed(case, ("signal: Bus\n", "signal: Bus error.\n"), ("error. It is", "It is"),
+                               ("out of shared\nmemory. Please", "out of shared memory. Please")) == \
+        "dataloader-worker-failure/shm-exhausted"
+    assert _primary_if_changed(case, ("signal: Bus\n", "signal: Killed.\n"), ("dataloader's workers are out of shared", "the workers are slow"),
+                               ("shared memory limit", "open files limit")) != "dataloader-worker-failure/shm-exhausted"
+
+
+def test_a_worker_s_sigkill_retyped_in_lower_case_is_still_the_worker_s_kill() -> None:
+    case = "b89c-fastmri-h5py-pip-leak-worker-killed"
+    _named_not_near(case, "dataloader-worker-failure/worker-oom", ("signal: killed.", "signal: Terminated."))
