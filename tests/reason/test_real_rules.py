@@ -3142,3 +3142,12 @@ def test_a_worker_s_bus_error_message_wrapped_across_lines_still_names_the_share
 def test_a_worker_s_sigkill_retyped_in_lower_case_is_still_the_worker_s_kill() -> None:
     case = "b89c-fastmri-h5py-pip-leak-worker-killed"
     _named_not_near(case, "dataloader-worker-failure/worker-oom", ("signal: killed.", "signal: Terminated."))
+
+
+def test_the_worker_s_sigbus_handler_message_wrapped_after_its_first_sentence_names_the_shared_memory() -> None:
+    # "ERROR: Unexpected bus error encountered in worker. " / "This might be caused by insufficient shared memory (shm)."
+    case = "b97c-vggt-gsplat-docker-64m-dev-shm-bus-error-num-workers-4"
+    assert _diagnose(case).primary.id == "dataloader-worker-failure/shm-exhausted"  # type: ignore[union-attr]
+    assert _primary_if_changed(case, ("Unexpected bus error encountered in worker.", "Unexpected error in worker."),
+                               ("insufficient shared memory (shm)", "insufficient patience")) != \
+        "dataloader-worker-failure/shm-exhausted"
