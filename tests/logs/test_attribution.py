@@ -20,6 +20,10 @@ from trainmedic.logs.attribution import host_from_path, parse_time, rank_from_pa
          "2026-05-19 10:10:29,701 [ERROR] GPU circuit breaker OPEN"),  # a project logger's own prefix
         ("node-7: [rank3]: ValueError: v", 3, "node-7", "ValueError: v"),  # pdsh host, then rank
         ("worker-1: [default0]:hello", 0, "worker-1", "hello"),  # DeepSpeed multi-node launcher
+        # pdsh names hostfile addresses and the launching node as given: "10.0.0.2: ", "localhost: "
+        ("10.0.0.2: [rank4]: FileNotFoundError: f", 4, "10.0.0.2", "FileNotFoundError: f"),
+        ("localhost: [rank0]:[E328 00:21:12] x", 0, "localhost", "[E328 00:21:12] x"),
+        ("10.0.2: step 3", None, None, "10.0.2: step 3"),  # near miss: not an address
         ("[default0]:[rank12]:[E817 17:40:34] x", 12, None, "[E817 17:40:34] x"),  # local tee prefix, then the global rank
         (
             "[E1129 16:29:22.217000 4711 ProcessGroupNCCL.cpp:616] [Rank 2] Watchdog caught collective",

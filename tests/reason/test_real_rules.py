@@ -3151,3 +3151,17 @@ def test_the_worker_s_sigbus_handler_message_wrapped_after_its_first_sentence_na
     assert _primary_if_changed(case, ("Unexpected bus error encountered in worker.", "Unexpected error in worker."),
                                ("insufficient shared memory (shm)", "insufficient patience")) != \
         "dataloader-worker-failure/shm-exhausted"
+
+
+def test_an_exception_a_rank_raised_before_the_others_timed_out_starts_it_behind_pdsh_address_prefixes() -> None:
+    # "10.0.0.2: [rank4]: Traceback ..." (pdsh names the node by its hostfile address); ten minutes later rank 0's
+    # watchdog times out and its abort ("terminate called ...") is what the timeout did, not a cause of its own
+    case = "b98a-megatron-deepspeed-2node-tp4-rank4-index-cache-filenotfound-rank0-allreduce-timeout"
+    d = _diagnose(case)
+    assert d.primary is not None and d.primary.id == "unclassified-failure/uncaught-exception"
+    assert d.primary.rank == 4
+    # near miss: without rank 4's exception, the timeouts' own reading stands
+    log = _case(case).log
+    cut = "\n".join(ln for ln in log.splitlines() if "[rank4]:" not in ln)
+    d = Diagnoser().diagnose(Named("output.log", cut.encode()))
+    assert d.primary is not None and d.primary.id != "unclassified-failure/uncaught-exception"

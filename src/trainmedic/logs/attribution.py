@@ -19,8 +19,9 @@ _RANK_PREFIXES = (
     re.compile(r"(?:[Rr]ank|RANK) ?(\d{1,6}): "),  # a script's own print(f"Rank {rank}: ...")
     re.compile(r" {0,5}(\d{1,5}): "),  # srun -l (right-aligned)
 )
-# pdsh's (the DeepSpeed launcher's on many nodes) and clush's: "worker-1: ", "node1: "
-HOST_PREFIX = r"((?:[a-z][a-z0-9]*(?:[-.][a-z0-9]+)+)|(?:[a-z]+\d+)): "
+# pdsh's (the DeepSpeed launcher's on many nodes) and clush's: "worker-1: ", "node1: ", and a hostfile's
+# addresses or the launching node itself as pdsh names them: "10.0.0.2: ", "localhost: "
+HOST_PREFIX = r"((?:[a-z][a-z0-9]*(?:[-.][a-z0-9]+)+)|(?:[a-z]+\d+)|(?:\d{1,3}(?:\.\d{1,3}){3})|localhost): "
 _HOST_PREFIX = re.compile(HOST_PREFIX)
 # Ray's prefix on a remote actor's output (verl, OpenRLHF, Ray Train): "(WorkerDict pid=123, ip=10.0.0.1) ";
 # a torchrun-style rank prefix may follow it.

@@ -475,7 +475,9 @@ def _verdict(ctx: Context) -> Diagnosis:
         known = [e for e in initiating if e not in fallbacks]
     # (A weak, ambiguous sign, a NaN in one metric line, is no known cause here: it meets the exception below.)
     strong = [e for e in known if not (e.ambiguous and e.weight < WEAK)]
+    set_aside: list[Event] = []
     if fallbacks and strong and not all(e.ambiguous and _first([*fallbacks, e]) is not e for e in strong):
+        set_aside = [e for e in initiating if e not in known]
         initiating = known
     explained: frozenset[int] = frozenset()
     if collateral_events:
@@ -487,6 +489,14 @@ def _verdict(ctx: Context) -> Diagnosis:
         initiating = [e for e in initiating if e not in died_of]
         # (ranks the launcher saw die of what the timeouts did to them: no sign that they failed first)
         explained = frozenset(e.rank for e in died_of if e.rank is not None)
+        # Every known cause that outranked an exception no signature knows was itself what the timeouts did
+        # (a watchdog's abort, its "terminate called"): the exception, its traceback printed on its rank
+        # before any collateral error of its input, is where it started.
+        first_echo = {c.path: min(x.line for x in collateral_events if x.path == c.path) for c in collateral_events}
+        before = [e for e in set_aside if e.cause != EXITED and e.rank is not None and e.traceback is not None
+                  and not e.traceback.truncated and e.line < first_echo.get(e.path, 0)]
+        if before and not any(e in initiating for e in strong):
+            initiating = sorted([*initiating, *before], key=lambda e: e.order)
     # A weak, ambiguous signal (a tokenizers fork warning, a recompile limit) never outranks a real
     # error; and when training went on after it, it was a warning, not the failure.
     weak = [e for e in initiating if e.ambiguous and e.weight < WEAK]
