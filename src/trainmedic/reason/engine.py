@@ -492,7 +492,9 @@ def _verdict(ctx: Context) -> Diagnosis:
         # Every known cause that outranked an exception no signature knows was itself what the timeouts did
         # (a watchdog's abort, its "terminate called"): the exception, its traceback printed on its rank
         # before any collateral error of its input, is where it started.
-        first_echo = {c.path: min(x.line for x in collateral_events if x.path == c.path) for c in collateral_events}
+        first_echo: dict[str, int] = {}
+        for c in collateral_events:
+            first_echo[c.path] = min(c.line, first_echo.get(c.path, c.line))
         before = [e for e in set_aside if e.cause != EXITED and e.rank is not None and e.traceback is not None
                   and not e.traceback.truncated and e.line < first_echo.get(e.path, 0)]
         if before and not any(e in initiating for e in strong):

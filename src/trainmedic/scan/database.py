@@ -281,8 +281,8 @@ def _kind(cause: Cause, fp: Fingerprint) -> Kind:
 
 
 def library_patterns(library: Library) -> list[Pattern]:
-    """Every fingerprint, and the literal context marks causes need (`needs_context`): whether an
-    input mentions a DataLoader worker anywhere decides what a fork error inside it means."""
+    """Every fingerprint, and the literal context marks causes read (`needs_context`, `inside_marks`):
+    whether an input mentions a DataLoader worker anywhere decides what a fork error inside it means."""
     marks = sorted({m for c in library.causes() for m in (*c.needs_context, *c.otherwise_context, *c.inside_marks)})
     return [
         *(Pattern(f"{cause.full_id}#{fp.id}", fp.regex, _kind(cause, fp), fp.ignore_case)
