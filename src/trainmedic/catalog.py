@@ -70,6 +70,13 @@ class Library:
             return None
         return target, share, resolved, hits
 
+    def read_as_sender(self, signal: str, primary: str, first_alternative: str | None) -> bool:
+        """A diagnosis that leads with the likeliest sender of `signal` and names the signal as its first
+        alternative: what a kill with no kernel record is given (the lab, which sends such kills itself,
+        counts it as the kill diagnosed)."""
+        reading = self.likeliest_reading(signal)
+        return first_alternative == signal and reading is not None and reading[0] == primary
+
     def calibrated(self, cause_id: str, raw: float) -> float:
         """P(the primary is the root cause). The evidence's own estimate is first mapped to how often
         answers that sure were right on real logs (any cause), then pulled towards how often this

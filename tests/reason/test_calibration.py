@@ -19,8 +19,7 @@ def _sent_by_the_lab(truth: str, primary: str, alternatives: list[str]) -> bool:
     (the OOM killer), with the kill as the first alternative: its confidence is that measured share of
     real senders (make eval scores it, docs/accuracy.md), which a lab that sends every kill itself cannot
     reproduce. Such rows are left out of the lab's reliability table, and still must not be sure."""
-    reading = load_library().likeliest_reading(truth)
-    return reading is not None and reading[0] == primary and alternatives[:1] == [truth]
+    return load_library().read_as_sender(truth, primary, alternatives[0] if alternatives else None)
 
 
 def corpus(sent: list[tuple[str, float]] | None = None) -> list[tuple[str, float, bool]]:

@@ -493,7 +493,7 @@ def _verdict(ctx: Context) -> Diagnosis:
         # (a watchdog's abort, its "terminate called"): the exception, its traceback printed on its rank
         # before any collateral error of its input, is where it started.
         first_echo: dict[str, int] = {}
-        for c in collateral_events:
+        for c in collateral_events if set_aside else ():
             first_echo[c.path] = min(c.line, first_echo.get(c.path, c.line))
         before = [e for e in set_aside if e.cause != EXITED and e.rank is not None and e.traceback is not None
                   and not e.traceback.truncated and e.line < first_echo.get(e.path, 0)]

@@ -153,9 +153,11 @@ def _event(library: Library, matches: list[Match], tb: Traceback | None, order: 
                 return _event(library, [best], tb, order, weight_of={best.fingerprint: weight(inner[0])})
     cause = library.cause(best.cause)
     bare = False
+    # (the lines context is looked for in, gathered only for a cause that reads context)
+    seen = ([m.line.text for m in matches] + list(tb.frames + tb.exceptions if tb else ())
+            if cause.inside_as or (cause.needs_context and cause.otherwise) else [])
 
     def shows(marks: tuple[str, ...]) -> bool:
-        seen = [m.line.text for m in matches] + list(tb.frames + tb.exceptions if tb else ())
         return any(mark in text for text in seen for mark in marks) or bool(contexts & set(marks))
 
     if cause.inside_as and shows(cause.inside_marks):

@@ -545,8 +545,7 @@ def _read_as_its_sender(kill: str, got: Outcome) -> bool:
     diagnosis leads with the likelier sender and names the kill as its first alternative."""
     from trainmedic.catalog import load_library
 
-    reading = load_library().likeliest_reading(kill)
-    return got.alternative == kill and reading is not None and reading[0] == got.id
+    return load_library().read_as_sender(kill, got.id or "", got.alternative)
 
 
 def mismatches(case: Case, got: Outcome, silenced: frozenset[int] = frozenset()) -> list[str]:
