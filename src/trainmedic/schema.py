@@ -197,7 +197,7 @@ class CauseSpec(_Strict):
     # non-zero loss comes after the last): every evaluation's NaN loss, every sample's masked labels.
     persists: int | None = Field(default=None, ge=2)
     # What it names lets training run on with nothing to learn from (a train split of no sample prints its
-    # epochs all the same): steps rising after it do not clear it.
+    # epochs all the same): steps rising after it, and the run finishing, do not clear it.
     trains_on: bool = False
     stack_waits: list[str] = []
     main_first_frames: list[str] = []

@@ -3165,3 +3165,27 @@ def test_an_exception_a_rank_raised_before_the_others_timed_out_starts_it_behind
     cut = "\n".join(ln for ln in log.splitlines() if "[rank4]:" not in ln)
     d = Diagnoser().diagnose(Named("output.log", cut.encode()))
     assert d.primary is not None and d.primary.id != "unclassified-failure/uncaught-exception"
+
+
+def test_seff_s_timeout_after_the_run_said_training_finished_is_a_hang_at_exit() -> None:
+    # nerfstudio's "Training Finished" banner, then Slurm's seff summary: the job sat until its time limit.
+    case = "b99d-nerfstudio-nerfacto-graham-training-finished-viewer-keeps-job-alive-8h-timeout"
+    d = _diagnose(case)
+    assert d.verdict == "hang" and d.primary is not None and d.primary.id == "training-hang/exit-hang"
+    # Near misses: no finish banner, the time limit stopped a run still training; a completed job, no failure.
+    assert _primary_if_changed(case, ("Training Finished", "Training Paused")) == "scheduler-termination/time-limit"
+    assert _primary_if_changed(case, ("State: TIMEOUT", "State: COMPLETED")) is None
+
+
+def test_deepspeed_zero3_s_cross_rank_trace_check_is_a_desync_of_the_ranks() -> None:
+    _named_not_near("b99e-llamafactory-qwen35-moe-zero3-param-trace-list-length-disagreement",
+                    "rank-desync/mismatched-collectives", ("disagreement on list length", "difference in list length"))
+
+
+def test_an_empty_train_split_is_the_failure_though_the_run_finished_its_epochs() -> None:
+    case = "b74g-sdfnet-reid-train-subset-zero-images-loss-zero-150-epochs"
+    d = _diagnose(case)
+    assert d.primary is not None and d.primary.id == "training-config-error/empty-dataset"
+    assert "Training Finished" in _case(case).log  # the run said it finished
+    # Near miss: the train row counts identities and images, a healthy run.
+    assert _primary_if_changed(case, ("train    |     0 |        0 |", "train    |   751 |    12936 |")) is None

@@ -905,6 +905,8 @@ def _recovered(ctx: Context, initiating: list[Event], collateral: list[Event]) -
         return False
     progress = [p for s in ctx.scans for p in s.progress.values()]
     for e in initiating:
+        if ctx.library.cause(e.cause).trains_on:
+            return False  # (its run trains on to the end all the same: the end does not clear it)
         # Progress by the same rank (or, for an unranked error, by anyone in that file) after the error's
         # last line: an error that every later step repeats (a NaN in each metrics line) was not handled.
         last = max(_cause_lines(ctx, e), default=e.line)

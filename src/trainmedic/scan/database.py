@@ -102,7 +102,8 @@ PROGRESS: tuple[Pattern, ...] = (
     # pytorch/examples' ProgressMeter: "Epoch: [0][ 10/5005]".
     Pattern("mm-epoch-iter", r"(?:[Ee]poch|Iter)(?:\((?:train|val)\))?:? {0,4}\[\d+(?:/\d+)?\](?:\[ *\d+/\d+\])?",
             "progress"),
-    Pattern("train-done", r"(?:[Tt]raining (?:completed|finished|complete)|'train_runtime'|"
+    # (Title case as banners print it: nerfstudio's "Training Finished", after its last step.)
+    Pattern("train-done", r"(?:[Tt]raining (?:[Cc]ompleted?|[Ff]inished)|'train_runtime'|"
             r"[Ff]inished [Tt]raining|`Trainer\.fit` stopped|max_epochs=\d+. reached|"
             r"[Tt]raining done|[Tt]raining (?:of \w+ )?is (?:done|finished|complete)|[Ss]aving final|"
             r"WorkerState\.SUCCEEDED|worker group successfully finished|"
