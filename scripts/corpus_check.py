@@ -53,6 +53,9 @@ def check(path: Path, known: set[str]) -> list[str]:
             problems.append("label.id must be <entry>/<cause>")
         elif not label.get("new") and lid not in known:
             problems.append(f"label.id {lid} is not in the library (set new: true for a proposal)")
+        elif label.get("new") and lid in known:
+            # a proposal the library has taken up since: the case is now scored against that cause
+            problems.append(f"label.id {lid} is in the library now (set new: false)")
     if label.get("basis") not in {"thread", "message"}:
         problems.append("label.basis must be thread or message")
     if label.get("rank") is not None and not isinstance(label.get("rank"), int):

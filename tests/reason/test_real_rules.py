@@ -3189,3 +3189,39 @@ def test_an_empty_train_split_is_the_failure_though_the_run_finished_its_epochs(
     assert "Training Finished" in _case(case).log  # the run said it finished
     # Near miss: the train row counts identities and images, a healthy run.
     assert _primary_if_changed(case, ("train    |     0 |        0 |", "train    |   751 |    12936 |")) is None
+
+
+def test_of_ranks_that_printed_the_same_error_the_launcher_s_first_observed_failure_started_it() -> None:
+    # Three ranks print the same unused-parameters error, rank 2's first; torchrun saw rank 1 exit first.
+    case = "b99a-rfdetr-lightning-ddp-3gpu-torchrun-ema-unused-parameters-root-cause-rank1"
+    d = _diagnose(case)
+    assert d.primary is not None and d.primary.id == "rank-desync/unused-parameters" and d.primary.rank == 1
+    # Near miss: without the summary's root-cause record, the order the log shows decides.
+    log = _case(case).log.replace("Root Cause (first observed failure):", "Other Failures:")
+    near = Diagnoser().diagnose(Named("output.log", log.encode()))
+    assert near.primary is not None and near.primary.rank == 2
+
+
+def test_the_scheduler_s_oom_kill_record_below_a_worker_s_traceback_is_not_part_of_its_message() -> None:
+    # slurmstepd's "Detected 3 oom_kill events" right under the DataLoader's "worker ... killed by signal":
+    # the job's cgroup killed the worker; the record is Slurm's line, not the exception's.
+    case = "b99c-diffglue-megadepth-16-workers-eval-worker-killed-slurm-oom-kill-events"
+    d = _diagnose(case)
+    assert d.primary is not None and d.primary.id == "dataloader-worker-failure/worker-oom"
+    assert any("oom_kill events" in ln.text for ln in d.primary.evidence)  # the record confirmed the kill
+    # Near miss: no record; the kill alone is the OOM killer's only by how often it is, less sure.
+    log = _case(case).log.replace("Detected 3 oom_kill events", "Detected 3 task exits")
+    near = Diagnoser().diagnose(Named("output.log", log.encode()))
+    assert near.primary is not None and near.primary.confidence < d.primary.confidence - 0.1
+
+
+def test_intel_gpu_runtime_out_of_device_memory_is_the_xpu_oom() -> None:
+    _named_not_near("more33k-physical-ai-studio-xpu-training-sycl-enqueue-oom-abort",
+                    "cuda-out-of-memory/xpu-device-oom",
+                    ("UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY", "UR_RESULT_ERROR_INVALID_ARGUMENT"))
+
+
+def test_a_library_asserting_its_optional_package_is_installed_names_the_missing_module() -> None:
+    _named_not_near("b99f-navppo-sb3-ppo-slurm-tensorboard-not-installed-assertion-before-training",
+                    "dependency-version-mismatch/module-missing",
+                    ("tensorboard is not installed, you", "tensorboard is not configured, you"))

@@ -237,6 +237,12 @@ def stopped_by_hand(library: Library, scan: ScanResult, tb: Traceback) -> bool:
             and waiting_event(library, tb, 0) is None)
 
 
+def _own_job_line(library: Library, m: Match) -> bool:
+    """A line of the job's scheduler, container runtime or notebook (fingerprint `own_job`), never Python's."""
+    fp = library.fingerprint(m.fingerprint)
+    return fp is not None and fp.own_job
+
+
 def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
     events: list[Event] = []
     order = 0
@@ -251,8 +257,10 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
                 continue
             owner = _owner(tbs, m.line)
             # A launcher's teardown line run into an exception's message ("RuntimeError: ... Killing
-            # subprocess 53629") is the launcher's, not the exception's.
-            if owner is None or library.cause(m.cause).role == "teardown":
+            # subprocess 53629") is the launcher's, not the exception's; so is the job's scheduler or
+            # container runtime reporting an OOM kill in its cgroup (slurmstepd's "Detected 3 oom_kill
+            # events"), right below the traceback of the process it killed.
+            if owner is None or library.cause(m.cause).role == "teardown" or _own_job_line(library, m):
                 loose.append(m)
             else:
                 by_tb[owner].append(m)

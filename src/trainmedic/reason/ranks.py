@@ -140,7 +140,8 @@ def root_cause_record(ctx: Context, first: Event, initiating: list[Event]) -> Ev
     """torchrun's failure summary lists the other failures first and the first observed one last
     ("Root Cause (first observed failure)"), often within the same second: of one summary's records
     reporting the same failure, the root cause's leads, whatever their order in the file; so it does
-    over the launcher's unranked line of that failure ("failed (exitcode: -7) local_rank: 0")."""
+    over the launcher's unranked line of that failure ("failed (exitcode: -7) local_rank: 0"). A rank's own
+    line stands, unless the root cause's rank printed the same failure too."""
     def record_of(e: Event) -> SummaryRecord | None:
         if not e.evidence or not _RECORD_FIELD.match(e.evidence[0].text):
             return None
@@ -151,7 +152,12 @@ def root_cause_record(ctx: Context, first: Event, initiating: list[Event]) -> Ev
     if mine is not None and mine.root_cause:
         return first
     if mine is None and any(ln.rank is not None for ln in first.evidence):
-        return first  # a rank's own line: the summary has no say over it
+        # A rank's own line: the summary has no say over it, unless other ranks printed the same failure:
+        # their processes' output interleaves in no order of time, and the launcher saw which one exited first.
+        observed = {r.rank for s in ctx.scans for r in s.summaries if r.root_cause}
+        same = [e for e in initiating if e.cause == first.cause and e.rank in observed and e.rank != first.rank
+                and record_of(e) is None and any(ln.rank is not None for ln in e.evidence)]
+        return min(same, key=lambda e: e.line) if same else first
     roots = [e for e in initiating if e.cause == first.cause and e.path == first.path
              and (r := record_of(e)) is not None and r.root_cause]
     return min(roots, key=lambda e: e.line) if roots else first
