@@ -3225,3 +3225,18 @@ def test_a_library_asserting_its_optional_package_is_installed_names_the_missing
     _named_not_near("b99f-navppo-sb3-ppo-slurm-tensorboard-not-installed-assertion-before-training",
                     "dependency-version-mismatch/module-missing",
                     ("tensorboard is not installed, you", "tensorboard is not configured, you"))
+
+
+def test_a_python_warning_quoting_a_caught_exception_is_context_not_the_failure() -> None:
+    # modelopt warns "UserWarning: Failed to import diffusers plugin due to: ImportError('peft>=0.17.0 is
+    # required ...')" at start-up; the run died later of a CUDA OOM.
+    case = "b100b-megatron-attn-bench-sink-torch-naive-attention-scores-oom-8gib"
+    _named_not_near(case, "cuda-out-of-memory/allocator-oom",
+                    (" UserWarning: Failed to import diffusers plugin due to: ImportError(",
+                     " Failed to import diffusers plugin due to: ImportError("))
+
+
+def test_an_assertion_megatron_s_validate_args_fails_is_the_command_line_s() -> None:
+    # A bare AssertionError under validate_args (--fp16 with --bf16): the flags' combination, not the code.
+    _named_not_near("b100b-megatron-llama-torchrun-8-ranks-fp16-and-bf16-both-set-validate-args",
+                    "cli-error/invalid-arguments", ("megatron/training/arguments.py", "megatron/training/model.py"))

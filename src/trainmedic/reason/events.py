@@ -16,6 +16,12 @@ _PID = re.compile(
 )
 
 
+# A Python warning quoting the repr of an exception it caught ("file.py:32: UserWarning: Failed to import
+# diffusers plugin due to: ImportError('peft>=0.17.0 is required ...')"): the library handled that error and
+# went on; what the exception says is context. (Not any warning: torch warns "The NVIDIA driver on your system
+# is too old" before the failure it foretells.)
+_PYTHON_WARNING = re.compile(r":\d{1,7}: [A-Z][A-Za-z]{0,40}Warning: [^\n]{0,300}?"
+                             r"\b[A-Z][A-Za-z]{0,40}(?:Error|Exception)\(['\"]")
 _FRAME_FUNCTION = re.compile(r'(?:File "([^"]*)", line \d+, )?in ([A-Za-z_][A-Za-z0-9_]*)$')
 UNCAUGHT = "unclassified-failure/uncaught-exception"  # a traceback no fingerprint explains
 STALL = "training-hang/stalled-progress"  # a stack sample of a live process, in no known wait
@@ -204,7 +210,8 @@ def _event(library: Library, matches: list[Match], tb: Traceback | None, order: 
         pid=pid,
         order=order,
         fingerprints=tuple(sorted(distinct.items())),
-        warning=all(_fp(m).warning for m in same),
+        warning=all(_fp(m).warning or (tb is None and _PYTHON_WARNING.search(m.line.text) is not None)
+                    for m in same),
     )
 
 
