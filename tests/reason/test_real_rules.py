@@ -3240,3 +3240,15 @@ def test_an_assertion_megatron_s_validate_args_fails_is_the_command_line_s() -> 
     # A bare AssertionError under validate_args (--fp16 with --bf16): the flags' combination, not the code.
     _named_not_near("b100b-megatron-llama-torchrun-8-ranks-fp16-and-bf16-both-set-validate-args",
                     "cli-error/invalid-arguments", ("megatron/training/arguments.py", "megatron/training/model.py"))
+
+
+def test_the_launcher_s_line_about_a_process_is_that_process_s_rank_whatever_the_srun_prefix() -> None:
+    # srun --label puts "0: " before everything node 0's torchrun agent prints; its "failed (exitcode: -11)
+    # local_rank: 2 (pid: 542818)" and the summary's record for that pid are rank 2's.
+    case = "b100b-deepspeed-toy-ulysses-torchrun-4-ranks-rank2-sigsegv-at-startup"
+    d = _diagnose(case)
+    assert d.primary is not None and d.primary.id == "native-crash/segfault" and d.primary.rank == 2
+    # Near miss: the agent's line about a pid the summary does not list keeps the line's own prefix.
+    log = _case(case).log.replace("(pid: 542818) of binary", "(pid: 542819) of binary")
+    near = Diagnoser().diagnose(Named("output.log", log.encode()))
+    assert near.primary is not None and near.primary.rank == 0

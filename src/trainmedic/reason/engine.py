@@ -376,10 +376,12 @@ def _verdict(ctx: Context) -> Diagnosis:
                          for m in warnings[:10])))
 
     # The launcher's summary maps process ids to ranks: "Sending process N closing signal" is rank r's;
-    # so does the DeepSpeed launcher's kill list (its processes in the order it started them).
+    # so does the DeepSpeed launcher's kill list (its processes in the order it started them). A line about
+    # a process of the summary is that rank's, whatever prefix the line carries: srun's "0: " before the
+    # agent's "failed (exitcode: -11) local_rank: 2 (pid: 542818)" labels the node's launcher, not rank 0.
     by_pid = {**ranks.deepspeed_pids(ctx), **{r.pid: r.rank for r in records if r.pid is not None}}
     if by_pid:
-        events = [replace(e, rank=by_pid[e.pid]) if e.rank is None and e.pid in by_pid else e for e in events]
+        events = [replace(e, rank=by_pid[e.pid]) if e.pid in by_pid else e for e in events]
     # Local evidence first (a worker's unprefixed line just before its rank's traceback), then the
     # launcher's summary for what is still unranked.
     initiating = ranks.adopt_ranks([e for e in events if e.role == "initiating"], ctx.library.fallbacks)
