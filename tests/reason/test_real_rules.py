@@ -39,6 +39,14 @@ def _primary_if_changed(case_id: str, *changes: tuple[str, str]) -> str | None:
     return d.primary.id if d.primary is not None else None
 
 
+def _ranked(case_id: str, cause: str, rank: int, near_miss: tuple[str, str], near_rank: int) -> None:
+    """The dev case is `cause` on `rank`; changed only where the rank rule looks (`near_miss`), `near_rank`."""
+    d = _diagnose(case_id)
+    assert d.primary is not None and d.primary.id == cause and d.primary.rank == rank
+    near = Diagnoser().diagnose(Named("output.log", _case(case_id).log.replace(*near_miss).encode()))
+    assert near.primary is not None and near.primary.rank == near_rank
+
+
 def _assert_healthy(log: str) -> None:
     """A near miss: the log, changed where the rule looks, is a healthy run."""
     d = Diagnoser().diagnose(Named("output.log", log.encode()))
@@ -3193,13 +3201,9 @@ def test_an_empty_train_split_is_the_failure_though_the_run_finished_its_epochs(
 
 def test_of_ranks_that_printed_the_same_error_the_launcher_s_first_observed_failure_started_it() -> None:
     # Three ranks print the same unused-parameters error, rank 2's first; torchrun saw rank 1 exit first.
-    case = "b99a-rfdetr-lightning-ddp-3gpu-torchrun-ema-unused-parameters-root-cause-rank1"
-    d = _diagnose(case)
-    assert d.primary is not None and d.primary.id == "rank-desync/unused-parameters" and d.primary.rank == 1
     # Near miss: without the summary's root-cause record, the order the log shows decides.
-    log = _case(case).log.replace("Root Cause (first observed failure):", "Other Failures:")
-    near = Diagnoser().diagnose(Named("output.log", log.encode()))
-    assert near.primary is not None and near.primary.rank == 2
+    _ranked("b99a-rfdetr-lightning-ddp-3gpu-torchrun-ema-unused-parameters-root-cause-rank1",
+            "rank-desync/unused-parameters", 1, ("Root Cause (first observed failure):", "Other Failures:"), 2)
 
 
 def test_the_scheduler_s_oom_kill_record_below_a_worker_s_traceback_is_not_part_of_its_message() -> None:
@@ -3245,10 +3249,6 @@ def test_an_assertion_megatron_s_validate_args_fails_is_the_command_line_s() -> 
 def test_the_launcher_s_line_about_a_process_is_that_process_s_rank_whatever_the_srun_prefix() -> None:
     # srun --label puts "0: " before everything node 0's torchrun agent prints; its "failed (exitcode: -11)
     # local_rank: 2 (pid: 542818)" and the summary's record for that pid are rank 2's.
-    case = "b100b-deepspeed-toy-ulysses-torchrun-4-ranks-rank2-sigsegv-at-startup"
-    d = _diagnose(case)
-    assert d.primary is not None and d.primary.id == "native-crash/segfault" and d.primary.rank == 2
     # Near miss: the agent's line about a pid the summary does not list keeps the line's own prefix.
-    log = _case(case).log.replace("(pid: 542818) of binary", "(pid: 542819) of binary")
-    near = Diagnoser().diagnose(Named("output.log", log.encode()))
-    assert near.primary is not None and near.primary.rank == 0
+    _ranked("b100b-deepspeed-toy-ulysses-torchrun-4-ranks-rank2-sigsegv-at-startup", "native-crash/segfault", 2,
+            ("(pid: 542818) of binary", "(pid: 542819) of binary"), 0)
