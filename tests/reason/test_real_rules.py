@@ -3252,3 +3252,11 @@ def test_the_launcher_s_line_about_a_process_is_that_process_s_rank_whatever_the
     # Near miss: the agent's line about a pid the summary does not list keeps the line's own prefix.
     _ranked("b100b-deepspeed-toy-ulysses-torchrun-4-ranks-rank2-sigsegv-at-startup", "native-crash/segfault", 2,
             ("(pid: 542818) of binary", "(pid: 542819) of binary"), 0)
+
+
+def test_thc_s_own_check_of_invalid_device_function_is_a_build_without_the_gpu_s_architecture() -> None:
+    # torch <= 1.4 printed "THCudaCheck FAIL file=... line=383 error=8 : invalid device function" on stderr
+    # before the traceback. Near miss: the same check failing with another CUDA error.
+    _named_not_near("b101f-snake-train-old-torch-thcudacheck-invalid-device-function",
+                    "cuda-driver-mismatch/unsupported-gpu-arch", ("error=8 : invalid device function",
+                                                                  "error=11 : invalid argument"))
