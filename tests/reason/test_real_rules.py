@@ -753,8 +753,11 @@ def test_c10d_name_resolution_retries_are_warnings() -> None:
 
 def test_an_exception_reraised_from_a_dataloader_worker_is_the_workers_exception() -> None:
     """The traceback ends in `data.reraise()` with a message that failed to print: still a worker's
-    __getitem__ exception, on the rank that printed it."""
-    d = _diagnose("more6b-multirank-salmonn-rank3-libsndfile-epoch2")
+    __getitem__ exception, on the rank that printed it. (The case's own class, LibsndfileError, names the
+    decoder's failure: see the test of that rule; here an exception class that names nothing.)"""
+    log = _case("more6b-multirank-salmonn-rank3-libsndfile-epoch2").log.replace("soundfile.LibsndfileError",
+                                                                                 "mylib.DecodeError")
+    d = Diagnoser().diagnose(Named("output.log", log.encode()))
     assert d.primary is not None
     assert (d.primary.id, d.primary.rank) == ("dataloader-worker-failure/getitem-exception", 3)
 
@@ -3260,3 +3263,10 @@ def test_thc_s_own_check_of_invalid_device_function_is_a_build_without_the_gpu_s
     _named_not_near("b101f-snake-train-old-torch-thcudacheck-invalid-device-function",
                     "cuda-driver-mismatch/unsupported-gpu-arch", ("error=8 : invalid device function",
                                                                   "error=11 : invalid argument"))
+
+
+def test_a_libsndfile_error_re_raised_from_a_worker_without_its_message_is_an_undecodable_file() -> None:
+    # DataLoader's re-raise builds LibsndfileError(<text>), whose str() fails: "<exception str() failed>".
+    # Near miss: another exception class that failed to print is only the dataset's exception.
+    _named_not_near("more32r-salmonn-torchrun-rank1-libsndfile-error-invalid-media",
+                    "corrupt-sample/undecodable-file", ("soundfile.LibsndfileError", "mylib.DecodeError"))
