@@ -3270,3 +3270,30 @@ def test_a_libsndfile_error_re_raised_from_a_worker_without_its_message_is_an_un
     # Near miss: another exception class that failed to print is only the dataset's exception.
     _named_not_near("more32r-salmonn-torchrun-rank1-libsndfile-error-invalid-media",
                     "corrupt-sample/undecodable-file", ("soundfile.LibsndfileError", "mylib.DecodeError"))
+
+
+def test_nccl_giving_up_on_a_refused_connect_after_its_retries_is_a_system_error() -> None:
+    # NCCL 2.19+: "socketPollConnect: connect to <addr> returned Connection refused, exceeded error retry count
+    # after 35 attempts". Near miss: one retry of the same connect is NCCL's INFO chatter, not the failure.
+    _named_not_near("b102d-diffusion-forcing-transformer-2-nodes-nccl-socketpollconnect-connection-refused-35-attempts",
+                    "nccl-error/system-error", (", exceeded error retry count after 35 attempts",
+                                                ", retrying (34/34) after sleep for 3400 msec"))
+
+
+def test_triton_refusing_a_pointer_not_on_the_current_gpu_is_a_device_mismatch() -> None:
+    # A model split over GPUs by device_map="auto" hands a Triton kernel a tensor of another device.
+    # Near miss: Triton refusing an argument that is no pointer at all.
+    _named_not_near("b102b-phi-3-small-device-map-auto-multi-gpu-triton-pointer-cpu-tensor",
+                    "device-mismatch/tensors-on-different-devices",
+                    ("ValueError: Pointer argument (at 0) cannot be accessed from Triton (cpu tensor?)",
+                     "TypeError: Pointer argument must be either uint64 or have data_ptr method"))
+
+
+def test_a_helper_thread_dying_after_a_stop_by_hand_ended_nothing() -> None:
+    # Ctrl-C in epoch 39; the pin_memory thread's queue is torn down under it ("Exception in thread Thread-3
+    # (_pin_memory_loop)" ... ConnectionResetError). Near miss: the same thread's death with no stop above it.
+    case = "b101a-glueformer-torchrun-3-ranks-ctrl-c-in-epoch-39-keyboardinterrupt-pin-memory-connection-reset-healthy"
+    assert _diagnose(case).verdict == "healthy"
+    log = _case(case).log.replace("[rank0]: KeyboardInterrupt\n", "")
+    near = Diagnoser().diagnose(Named("output.log", log.encode()))
+    assert near.verdict == "failure", near.notes

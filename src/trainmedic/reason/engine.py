@@ -43,8 +43,10 @@ from trainmedic.reason.events import (
     is_precursor,
     pid_of,
     precursors,
+    stopped_at,
     stopped_by_hand,
     strength,
+    thread_after_the_end,
     with_cause,
 )
 from trainmedic.scan.database import EXTENSION_STEP, GROUP_FORMED, REGISTERED
@@ -580,7 +582,10 @@ def _verdict(ctx: Context) -> Diagnosis:
     # (Nor the lines of a helper thread's traceback that ended nothing, from its "Exception in thread" on:
     # two threads dying at once print both headers, and maybe a line of the main thread, before both
     # tracebacks: the header the reader found within THREAD_HEADERS_ABOVE lines, and its twin's above it.)
-    harmless = {(t.path, n) for s in ctx.scans for t in s.tracebacks if harmless_traceback(t)
+    # (Likewise a helper thread's traceback below where a person stopped the run by hand.)
+    stops = {s.path: stopped_at(ctx.library, s) for s in ctx.scans}
+    harmless = {(t.path, n) for s in ctx.scans for t in s.tracebacks
+                if harmless_traceback(t) or thread_after_the_end(s, t, stops[s.path])
                 for n in range(t.first_line - (THREAD_HEADERS_ABOVE + 1 if t.thread else 1), t.last_line + 1)}
     # (Nor a crash at exit and the message that says so: "terminate called ..." above "driver shutting down".)
     exit_lines = exits.lines(ctx.library, ctx.scans)

@@ -244,6 +244,18 @@ def stopped_by_hand(library: Library, scan: ScanResult, tb: Traceback) -> bool:
             and waiting_event(library, tb, 0) is None)
 
 
+def stopped_at(library: Library, scan: ScanResult) -> int | None:
+    """Where a person stopped the run by hand (`stopped_by_hand`), if they did."""
+    return min((t.first_line for t in scan.tracebacks if stopped_by_hand(library, scan, t)), default=None)
+
+
+def thread_after_the_end(scan: ScanResult, tb: Traceback, stop: int | None) -> bool:
+    """A helper thread (pin_memory, a logger) died once the run had said it finished, or below where a person
+    stopped it by hand (`stop`: the pin_memory thread's queue is torn down under it): the main thread had
+    done its work or been stopped; the thread's error ended nothing."""
+    return tb.thread and (scan.done or (stop is not None and tb.first_line > stop))
+
+
 def _own_job_line(library: Library, m: Match) -> bool:
     """A line of the job's scheduler, container runtime or notebook (fingerprint `own_job`), never Python's."""
     fp = library.fingerprint(m.fingerprint)
@@ -287,6 +299,7 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
         # Where the last exception nobody caught starts (not a helper thread's): one that ended the run.
         uncaught_last = max((t.first_line for t in tbs if t.exceptions and not t.ignored and not t.thread),
                             default=-1)
+        stop = stopped_at(library, scan)
         waiting = {i for i, ev in stalls.items() if ev is not None or (tbs[i].truncated and i not in by_tb)}
         stall_at = {tbs[i].first_line: stalls[i] for i in waiting}  # one traceback starts on each line
         grouped: list[tuple[int, list[Match], Traceback | None]] = [
@@ -327,9 +340,10 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
                 echo_of = library.frame_owner(tb.frames, _exception_class(tb.final))
                 if echo_of is not None:  # the launcher's own traceback: an echo of its workers' failure
                     event = replace(event, cause=echo_of, role=library.cause(echo_of).role)
-            if event is not None and tb is not None and ((tb.thread and scan.done) or harmless_traceback(tb)):
-                # A helper thread (pin_memory, a logger) died, and the run says it finished: the main
-                # thread did its work; the thread's error ended nothing. An experiment tracker's own
+            if event is not None and tb is not None and (
+                    thread_after_the_end(scan, tb, stop) or harmless_traceback(tb)):
+                # A helper thread died once the run had finished or been stopped by hand (thread_after_the_end):
+                # its error ended nothing. An experiment tracker's own
                 # thread (wandb's file stream, a TensorBoard writer) ends nothing training waits on. A
                 # thread whose work was cancelled (a feeder's enqueue when the session closes) was
                 # stopped on purpose: that is how a program shuts its helpers down. A traceback a logger
