@@ -3297,3 +3297,24 @@ def test_a_helper_thread_dying_after_a_stop_by_hand_ended_nothing() -> None:
     log = _case(case).log.replace("[rank0]: KeyboardInterrupt\n", "")
     near = Diagnoser().diagnose(Named("output.log", log.encode()))
     assert near.verdict == "failure", near.notes
+
+
+def test_a_checkpoint_writer_message_a_rich_traceback_wrapped_is_still_the_failed_write() -> None:
+    # transformers' rich traceback in a notebook wraps at 80 columns: "... . unexpected pos 76224 " ends a line,
+    # "vs 76109" starts the next. Near miss: the same lines with other words after the writer's.
+    case = ("b103d-colab-t5-large-run-translation-hf-trainer-checkpoint-3000-pytorchstreamwriter-file-write-failed-"
+            "unexpected-pos")
+    d = _diagnose(case)
+    assert d.primary is not None and d.primary.id.startswith("disk-full/")
+    near = _primary_if_changed(case, ("] . PytorchStreamWriter \n", "] . PytorchStreamWriter failed opening archive.\n"),
+                               ("unexpected pos 76224 \n", "unexpected EOF\n"))
+    assert near is None or not near.startswith("disk-full/")
+
+
+def test_ctrl_c_while_a_loader_without_workers_reads_the_batch_is_a_stop_not_a_wait() -> None:
+    # num_workers=0: Ctrl-C lands in __getitem__ (PIL decoding) under _next_data -> fetch: the process was
+    # loading, not waiting for workers. Near miss: the same stack without the dataset's fetch() is a wait.
+    case = "b103d-mimic-cxr-resnet50-notebook-ctrl-c-in-dataloader-fetch-after-9-of-20-epochs-healthy"
+    assert _diagnose(case).verdict == "healthy"
+    assert _primary_if_changed(case, ("_utils/fetch.py in fetch(", "_utils/fetch.py in collect(")) == \
+        "dataloader-worker-failure/worker-hang"

@@ -46,6 +46,9 @@ def tb_rank(tb: Traceback) -> int | None:
     return int(m[1] or m[2]) if m else None
 
 
+_LOADING = re.compile(r"utils[/\\]data[/\\]_utils[/\\]fetch\.py")
+
+
 def waiting_event(library: Library, tb: Traceback, order: int) -> Event | None:
     """A run interrupted by hand (Ctrl-C) shows where it waited: a DataLoader queue, a collective, a
     lock. The library's `stack_waits` say which cause a waiting function stands for; a specific cause
@@ -61,9 +64,13 @@ def waiting_event(library: Library, tb: Traceback, order: int) -> Event | None:
 
     causes = sorted((c for c in library.causes() if c.stack_waits), key=lambda c: c.fallback)
     for cause in causes:
-        where = next((f for p, f in reversed(calls) if any(waits_in(s, p, f) for s in cause.stack_waits)), None)
-        if where is None:
+        at = next((i for i in reversed(range(len(calls)))
+                   if any(waits_in(s, *calls[i]) for s in cause.stack_waits)), None)
+        if at is None or any(_LOADING.search(p) and f == "fetch" for p, f in calls[at + 1:]):
+            # (Below the DataLoader's wait, the dataset's fetch(): this process was loading the batch itself, a
+            # loader without workers or a worker: working, not waiting.)
             continue
+        where = calls[at][1]
         how = "a stack dump shows it" if tb.dump else "interrupted" if tb.interrupted else "the log ends"
         kind = "a stack dump, no error" if tb.dump else "a traceback with no error"
         return _stack_event(cause, tb, f"{how} while waiting in {where}() ({kind})",
@@ -304,7 +311,8 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
         stall_at = {tbs[i].first_line: stalls[i] for i in waiting}  # one traceback starts on each line
         grouped: list[tuple[int, list[Match], Traceback | None]] = [
             (min(m.line.number for m in ms), ms, tbs[i]) for i, ms in by_tb.items() if i not in waiting
-            and not (stopped_by_hand(library, scan, tbs[i]) and all(m.cause in library.fallbacks for m in ms))
+            and not (stopped_by_hand(library, scan, tbs[i])
+                     and all(m.cause in library.fallbacks or _frame_line(m.line.text) for m in ms))
         ]
         grouped += [(tbs[i].first_line, [], tbs[i]) for i in waiting]
         # A traceback whose exception no fingerprint knows, not even by its name ("StoreLeaseExpired",
@@ -419,8 +427,15 @@ _CLASS = re.compile(r"[A-Za-z_][\w.]*")
 
 
 def _frame_line(text: str) -> bool:
-    """A traceback's frame line ('File "...", line N, in f'), whatever launcher prefix it carries."""
-    return split_prefix(text).rest.lstrip().startswith('File "')
+    """A traceback's frame line ('File "...", line N, in f'), whatever launcher prefix it carries; or IPython's
+    ('File /path/x.py:12, in f(...)', 'Cell In[3], line 2', '/path/x.py in f(self)', '<ipython-input-5-0f0b> in
+    <module>')."""
+    rest = split_prefix(text).rest.lstrip()
+    if rest.startswith(('File "', "Cell In[", "Input In [")):
+        return True
+    head, sep, _ = rest.partition(" in ")
+    return bool(sep) and (head.endswith(".py") or (head.startswith(("File ", "<ipython-input-"))
+                                                   and head.endswith((">", ","))))
 
 
 def harmless_traceback(tb: Traceback) -> bool:
