@@ -3318,3 +3318,10 @@ def test_ctrl_c_while_a_loader_without_workers_reads_the_batch_is_a_stop_not_a_w
     assert _diagnose(case).verdict == "healthy"
     assert _primary_if_changed(case, ("_utils/fetch.py in fetch(", "_utils/fetch.py in collect(")) == \
         "dataloader-worker-failure/worker-hang"
+
+
+def test_a_truncated_pickle_read_inside_a_dataloader_worker_is_the_dataset_s_file_not_a_checkpoint() -> None:
+    # corenet's worker 7: pickle.load of an empty metadata file, "EOFError: Ran out of input" under "Caught
+    # EOFError in DataLoader worker process 7." Near miss: the same traceback with no worker's wrapper.
+    case = "b103d-corenet-catlip-pretrain-worker-7-metadata-pickle-load-eoferror-ran-out-of-input-at-iter-13000"
+    _named_not_near(case, "corrupt-sample/unpickle-error", ("in DataLoader worker process", "in the pin-memory thread"))

@@ -142,6 +142,7 @@ def _event(library: Library, matches: list[Match], tb: Traceback | None, order: 
     # A wrapper ("Caught X in DataLoader worker process N") is judged by the known cause it wraps;
     # a cause that has a meaning of its own inside a worker (host memory -> the worker's OOM) takes it.
     if best.cause in library.wrappers:
+        wrapper = best.cause
         inner = [
             m for m in ranked[1:]
             if m.cause not in library.wrappers
@@ -151,7 +152,9 @@ def _event(library: Library, matches: list[Match], tb: Traceback | None, order: 
             and not library.keeps_inside(best.cause, m.cause)
             # weak alone, but the wrapper of its own entry is the context that decides it ("initialization
             # error" inside "Caught RuntimeError in DataLoader worker process 0")
-            and (weight(m) >= 0.7 or m.cause.partition("/")[0] == best.cause.partition("/")[0])
+            and (weight(m) >= 0.7 or m.cause.partition("/")[0] == best.cause.partition("/")[0]
+                 # (or one whose meaning inside a worker the library names: the wrapper is that context)
+                 or m.cause in library.in_worker)
         ] or [  # what it carries is another rank's failure (a collective's remote error): it is that echo
             m for m in ranked[1:]
             if m.cause not in library.wrappers and library.cause(m.cause).role == "cascade" and weight(m) >= 0.7
@@ -160,7 +163,9 @@ def _event(library: Library, matches: list[Match], tb: Traceback | None, order: 
             decided = weight(inner[0]) < 0.7  # only a line of the wrapper's own entry gets in below 0.7
             best = inner[0]
             inside = library.in_worker.get(best.cause)
-            marks = library.worker_marks(inside.split("/")[0]) if inside else ()
+            # (the marks of the entry it moves to, or of the wrapper's: its line says which worker it was)
+            marks = (library.worker_marks(inside.split("/")[0]) + library.worker_marks(wrapper.partition("/")[0])
+                     if inside else ())
             if inside and any(mark in m.line.text for m in matches for mark in marks):
                 best = Match(best.fingerprint, inside, best.line)
                 return _event(library, [best], tb, order, weight_of={best.fingerprint: weight(inner[0])})
