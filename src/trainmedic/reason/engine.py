@@ -44,7 +44,6 @@ from trainmedic.reason.events import (
     pid_of,
     precursors,
     stopped_at,
-    stopped_by_hand,
     strength,
     thread_after_the_end,
     with_cause,
@@ -1648,9 +1647,9 @@ def _notes(ctx: Context) -> tuple[str, ...]:
             notes.append(f"{s.path}: {n} more lines like {key} not kept")
         if s.unreadable:
             notes.append(f"skipped, could not be read: {s.unreadable}")
-        stops = [t for t in s.tracebacks if stopped_by_hand(ctx.library, s, t)]
-        if stops:
-            notes.append(f"stopped by hand (Ctrl-C) at {s.path}:{stops[0].first_line}, a run that showed progress, "
+        stop = stopped_at(ctx.library, s)
+        if stop is not None:
+            notes.append(f"stopped by hand (Ctrl-C) at {s.path}:{stop}, a run that showed progress, "
                          f"in no wait: a stop, not a failure (if the run was stuck, its frames say where)")
         if s.cut_lines:
             notes.append(f"{s.path}: {s.cut_lines} line(s) too long to keep whole were read only to their first "

@@ -22,6 +22,9 @@ _PID = re.compile(
 # is too old" before the failure it foretells.)
 _PYTHON_WARNING = re.compile(r":\d{1,7}: [A-Z][A-Za-z]{0,40}Warning: [^\n]{0,300}?"
                              r"\b[A-Z][A-Za-z]{0,40}(?:Error|Exception)\(['\"]")
+# The dataset's fetch() (torch/utils/data/_utils/fetch.py): where a batch is loaded, in a worker or in a loader
+# without workers.
+_LOADING = re.compile(r"utils[/\\]data[/\\]_utils[/\\]fetch\.py")
 _FRAME_FUNCTION = re.compile(r'(?:File "([^"]*)", line \d+, )?in ([A-Za-z_][A-Za-z0-9_]*)$')
 UNCAUGHT = "unclassified-failure/uncaught-exception"  # a traceback no fingerprint explains
 STALL = "training-hang/stalled-progress"  # a stack sample of a live process, in no known wait
@@ -44,9 +47,6 @@ def tb_rank(tb: Traceback) -> int | None:
         return tb.process
     m = _SPAWN_CHILD.search(tb.final)
     return int(m[1] or m[2]) if m else None
-
-
-_LOADING = re.compile(r"utils[/\\]data[/\\]_utils[/\\]fetch\.py")
 
 
 def waiting_event(library: Library, tb: Traceback, order: int) -> Event | None:
@@ -311,12 +311,15 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
         # Where the last exception nobody caught starts (not a helper thread's): one that ended the run.
         uncaught_last = max((t.first_line for t in tbs if t.exceptions and not t.ignored and not t.thread),
                             default=-1)
-        stop = stopped_at(library, scan)
+        # (each traceback's stop by hand decided once: it is read where a run's tracebacks are grouped, and
+        # where its threads are)
+        by_hand = {i for i, t in enumerate(tbs) if stopped_by_hand(library, scan, t)}
+        stop = min((tbs[i].first_line for i in by_hand), default=None)  # = stopped_at(library, scan)
         waiting = {i for i, ev in stalls.items() if ev is not None or (tbs[i].truncated and i not in by_tb)}
         stall_at = {tbs[i].first_line: stalls[i] for i in waiting}  # one traceback starts on each line
         grouped: list[tuple[int, list[Match], Traceback | None]] = [
             (min(m.line.number for m in ms), ms, tbs[i]) for i, ms in by_tb.items() if i not in waiting
-            and not (stopped_by_hand(library, scan, tbs[i])
+            and not (i in by_hand
                      and all(m.cause in library.fallbacks or _frame_line(m.line.text) for m in ms))
         ]
         grouped += [(tbs[i].first_line, [], tbs[i]) for i in waiting]
@@ -325,7 +328,7 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
         # (Not Ctrl-C pressed on a run that was training: a stop by hand in no wait is no failure.)
         grouped += [(t.last_line, [], t) for i, t in enumerate(tbs)
                     if i not in by_tb and i not in waiting and t.exceptions and not t.truncated
-                    and not stopped_by_hand(library, scan, t)]
+                    and i not in by_hand]
         # Several causes can match one line (a kernel record for `pt_data_worker` is both a worker
         # OOM and a host OOM): one line is one incident, explained by its strongest cause.
         by_line: dict[int, list[Match]] = defaultdict(list)
