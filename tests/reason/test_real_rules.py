@@ -3325,3 +3325,30 @@ def test_a_truncated_pickle_read_inside_a_dataloader_worker_is_the_dataset_s_fil
     # EOFError in DataLoader worker process 7." Near miss: the same traceback with no worker's wrapper.
     case = "b103d-corenet-catlip-pretrain-worker-7-metadata-pickle-load-eoferror-ran-out-of-input-at-iter-13000"
     _named_not_near(case, "corrupt-sample/unpickle-error", ("in DataLoader worker process", "in the pin-memory thread"))
+
+
+def test_a_step_counted_in_a_json_record_is_progress_so_ctrl_c_below_it_is_a_stop_by_hand() -> None:
+    # wandb's captured stdout of a script that prints '{"epoch": 1, "step": 4000, "loss": ...}' records, then
+    # Ctrl-C in the spawned process: the quoted keys are the steps the run made.
+    case = ("b104c-slot-vqa-clip-some-weights-not-used-clip-grad-norm-deprecated-checkpoints-then-ctrl-c-spawn-"
+            "keyboardinterrupt")
+    assert _diagnose(case).verdict == "healthy"
+    # near miss: the same records with no step nor epoch in them make no progress, and the interrupt ends the run
+    near = _case(case).log.replace('"epoch": ', '"ep": ').replace('"step": ', '"n": ')
+    assert Diagnoser().diagnose(Named("output.log", near.encode())).verdict == "failure"
+
+
+def test_a_loss_scale_deepspeed_keeps_high_up_is_hysteresis_not_its_minimum() -> None:
+    # "Attempted loss scale: 4294967296, reducing to 4294967296": the first overflow spends hysteresis
+    case = "more17b-ok-hf-deepspeed-lr-zero-before-scheduler-steps-overflow"
+    assert _diagnose(case).verdict == "healthy"
+    # near miss: the same message at a scale of 1 is a scaler that cannot go lower
+    near = _primary_if_changed(case, ("4294967296, reducing to 4294967296", "1, reducing to 1"))
+    assert near == "grad-scaler-overflow/min-loss-scale"
+
+
+def test_a_kernel_assertion_cut_before_its_text_is_named_by_the_kernel_s_file() -> None:
+    # A pager wrapped each "IndexKernel.cu:93: ... Assertion `-sizes[i] <= index && index < size$" line: the
+    # check's text never reaches "failed", the index kernel's file still says what was checked.
+    _named_not_near("b104f-r1-v-grpo-qwen2-vl-deepspeed-zero3-indexkernel-index-out-of-bounds-assert",
+                    "cuda-device-side-assert/index-out-of-range", ("IndexKernel.cu", "Loss.cu"))

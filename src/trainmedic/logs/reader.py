@@ -89,14 +89,14 @@ TAIL_LINES_KEEP = 4000  # tail lines kept when asked (a baseline compares them)
 MARKERS_KEEP = 64  # phase markers kept from one input's tail: its last ones
 NOTABLE_KEEP = 256  # error-worded lines kept from one input's tail: its first ones, then its last ones
 
-_STEP = re.compile(r"(?:global_step|[Ss]tep|[Ii]ter(?:ation)?)[ =:]+(\d{1,18}(?!\d))")
+_STEP = re.compile(r"(?:global_step|[Ss]tep|[Ii]ter(?:ation)?)[\"']?[ =:]+(\d{1,18}(?!\d))")
 _TQDM = re.compile(r"(\d{1,18}(?!\d))/(\d{1,18}(?!\d)) \[")
 # (YOLOv5's bar format: the count after the bar's pipe, then only the elapsed time, "| 0/402 00:20")
 _TQDM_ELAPSED = re.compile(r"\| ?(\d{1,18})/(\d{1,18}) \d{1,3}:\d\d")
 # A bar with no total (an iterable without len): "loss: 0.53: : 120it [00:08, 14.2it/s]"
 _TQDM_COUNT = re.compile(r"(?<![\w.])(\d{1,18})it \[\d[\d:]*[,<]")
 # (a word of its own: a config's "min_Epoch: 20" or "num_epoch = 300" is no epoch reached)
-_EPOCH = re.compile(r"\b[Ee]poch[ =:]+(\d{1,18}(?!\d))")
+_EPOCH = re.compile(r"\b[Ee]poch[\"']?[ =:]+(\d{1,18}(?!\d))")
 # The iteration within the epoch: MMEngine's "[200/62598]", pytorch/examples' "[2700/60000 (4%)]", timm's
 # padded "[ 300/5004 (  6%)]"
 _BRACKETED = re.compile(r"\[ {0,8}(\d{1,18}(?!\d))/\d+(?: \( {0,2}\d{1,3}%\))?\]")

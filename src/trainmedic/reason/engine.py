@@ -731,17 +731,22 @@ def _bottomed(library: Library, events: list[Event]) -> list[Event]:
     """Overflow warnings whose scaler could not lower the scale any more ("Attempted loss scale: 1,
     reducing to 1": the scale it tried is the one it keeps): it sits at its minimum and every step is
     skipped, which is their cause's `bottomed_as`, a failure in its own right. One such line makes
-    every overflow warning of that cause part of the same incident."""
+    every overflow warning of that cause part of the same incident.
+    (Not a scale kept high up, "Attempted loss scale: 4294967296, reducing to 4294967296": DeepSpeed's
+    hysteresis spends a skipped step before it halves, so the scale kept above the cause's floor is a
+    delay, not a minimum.)"""
     stuck: set[str] = set()
     for e in events:
-        if library.cause(e.cause).bottomed_as is None:
+        cause = library.cause(e.cause)
+        if cause.bottomed_as is None:
             continue
+        floor = cause.scale_floor
         for ln in e.evidence:
             # (per message: ranks that print without newlines glue several "... reducing loss scale to 1024.0"
             # on one line, each naming the scale once)
             for message in _OVERFLOW_MESSAGE.split(ln.text[:2000]):
                 named = _line_scales(message)
-                if len(named) >= 2 and len(set(named)) == 1:
+                if len(named) >= 2 and len(set(named)) == 1 and (floor is None or named[0] <= floor):
                     stuck.add(e.cause)
     out = []
     for e in events:

@@ -88,7 +88,7 @@ TQDM_BAR = r"\d+/\d+ \[\d[\d:]*<|\d+it \[\d[\d:]*[,<]|\| ?\d+/\d+ \d{1,3}:\d\d(?
 # Signs of progress and of a finished run; scanned only over the tail of each input.
 PROGRESS: tuple[Pattern, ...] = (
     Pattern("tqdm", TQDM_BAR, "progress"),
-    Pattern("step", r"(?:global_step|[Ss]tep|[Ii]ter(?:ation)?)[ =:]+\d+", "progress"),
+    Pattern("step", r"(?:global_step|[Ss]tep|[Ii]ter(?:ation)?)[\"']?[ =:]+\d+", "progress"),
     Pattern("hf-log", r"\{'loss': ", "progress"),
     # A line that reports the training loss is a step done, whatever else it prints ("1336 Loss : 1.4608").
     # (timm pads the figure to its width, NaN included: "Loss:       nan (   nan)")
@@ -97,7 +97,7 @@ PROGRESS: tuple[Pattern, ...] = (
     # nanoGPT's "loss 3.9883," does: a figure with a decimal point then, never prose's "loss 2 times".)
     Pattern("loss-line", r"(?:^|[^\w.'])(?:[A-Za-z][A-Za-z0-9]{0,11}_)?[Ll]oss(?: ?[:=] {0,12}(?:\d|nan\b|NaN\b)"
             r"| {1,12}\d{1,40}\.\d)", "progress"),
-    Pattern("epoch", r"\b[Ee]poch[ =:]+\d+", "progress"),
+    Pattern("epoch", r"\b[Ee]poch[\"']?[ =:]+\d+", "progress"),
     # MMCV/MMEngine: "Epoch [1][200/62598]", "Epoch(train) [1][200/1000]", "Iter(train) [200/1000]";
     # pytorch/examples' ProgressMeter: "Epoch: [0][ 10/5005]".
     Pattern("mm-epoch-iter", r"(?:[Ee]poch|Iter)(?:\((?:train|val)\))?:? {0,4}\[\d+(?:/\d+)?\](?:\[ *\d+/\d+\])?",
