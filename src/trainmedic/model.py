@@ -414,7 +414,8 @@ class RankProgress:
     loss_min: float | None = None
     loss_last: float | None = None
     losses: int = 0
-    spike: tuple[int, str, float] | None = None  # (line, text, loss / earlier minimum) of the largest jump
+    # (line, text, loss / earlier minimum) of the largest jump that took the loss above its first figure
+    spike: tuple[int, str, float] | None = None
     # AverageMeter's iteration 0 ("Time 203.6 (203.6)  Data 196.4 (196.4)"): the workers' start-up, left
     # out of the running averages later lines give (step time, data time).
     first_meters: tuple[float, float] | None = None
@@ -433,6 +434,7 @@ class RankProgress:
     # prints between two states of its bar) neither rises nor hides the next rise from it.
     known_step: int | None = None
     loss_max: float | None = None  # the largest training loss it printed (0.0 throughout: HF filtered every NaN)
+    loss_first: float | None = None  # the first training loss of its lines: where this stretch of training began
 
     def to_json(self) -> dict[str, Any]:
         return {"rank": self.rank, "step": self.step, "path": self.path, "line": self.line, "text": self.text}

@@ -1764,12 +1764,17 @@ def test_an_ignored_destructor_traceback_whose_exception_only_the_fallback_knows
 
 
 def test_a_loss_that_jumped_did_not_stop_a_run_that_says_it_finished() -> None:
-    # a diffusion LoRA's per-step loss is noisy (0.0012 at best, 0.0651 at the end); the run finished
-    d = _diagnose("more32g-healthy-sdxl-lora-advanced-decompression-bomb-wandb-finished-warning")
+    # a diffusion LoRA's per-step loss is noisy (0.0012 at best, 0.0651 at the end, below its first 0.094:
+    # no jump at all, as logged); the run finished
+    assert _diagnose("more32g-healthy-sdxl-lora-advanced-decompression-bomb-wandb-finished-warning").verdict == "healthy"
+    # its first loss put lower (0.009), the end's 0.0651 is a jump above where training began: the run that
+    # says it finished is still healthy, and the note says the jump stopped nothing
+    log = _case("more32g-healthy-sdxl-lora-advanced-decompression-bomb-wandb-finished-warning").log
+    log = log.replace("loss=0.094,", "loss=0.009,")
+    d = Diagnoser().diagnose(Named("output.log", log.encode()))
     assert d.verdict == "healthy", d.primary
     assert any("loss jumped" in n and "training went on" in n for n in d.notes), d.notes
     # near miss: the same log without wandb's word that the script finished is a run the jump stopped
-    log = _case("more32g-healthy-sdxl-lora-advanced-decompression-bomb-wandb-finished-warning").log
     cut = "\n".join(ln for ln in log.splitlines() if "process to finish" not in ln) + "\n"
     d = Diagnoser().diagnose(Named("output.log", cut.encode()))
     assert d.primary is not None and d.primary.id == "loss-spike/spike-detected"
@@ -3352,3 +3357,34 @@ def test_a_kernel_assertion_cut_before_its_text_is_named_by_the_kernel_s_file() 
     # check's text never reaches "failed", the index kernel's file still says what was checked.
     _named_not_near("b104f-r1-v-grpo-qwen2-vl-deepspeed-zero3-indexkernel-index-out-of-bounds-assert",
                     "cuda-device-side-assert/index-out-of-range", ("IndexKernel.cu", "Loss.cu"))
+
+
+def test_pillow_s_exif_warning_of_a_truncated_read_is_not_a_truncated_image() -> None:
+    # TiffImagePlugin's "UserWarning: Truncated File Read" on 16 ranks while the epoch advances: Pillow caught
+    # the short read of an EXIF block and decoded the image anyway.
+    case = "b105c-open-clip-mixtera-16-ranks-cc12m-pil-truncated-file-exif-warnings-training-progresses"
+    assert _diagnose(case).verdict == "healthy"
+    # near miss: the error ImageFile raises when the pixel data itself ends early
+    near = _primary_if_changed(case, ("UserWarning: Truncated File Read", "OSError: Truncated File Read"))
+    assert near == "corrupt-sample/truncated-file"
+
+
+def test_a_worker_s_traceback_under_an_ipython_traceback_is_read_as_the_worker_s() -> None:
+    # A notebook cell's coloured IPython traceback ends in "UnidentifiedImageError: Caught UnidentifiedImageError
+    # in DataLoader worker process 0.", then Python's "Original Traceback" of the worker: its own exception
+    # (Pillow could not identify a .jpg) is the cause, not six lines of the wrapper's message.
+    case = "b105a-tennis-ball-tracking-dataloader-worker-pil-unidentifiedimageerror-cannot-identify-jpg"
+    _named_not_near(case, "corrupt-sample/undecodable-file",
+                    ("PIL.UnidentifiedImageError: cannot identify image file", "ValueError: no label for"))
+    assert _primary_if_changed(case, ("PIL.UnidentifiedImageError: cannot identify image file",
+                                      "ValueError: no label for")) == "dataloader-worker-failure/getitem-exception"
+
+
+def test_a_jump_that_leaves_the_loss_below_where_training_began_is_noise_not_a_spike() -> None:
+    # BERT fine-tuning's per-batch losses: 0.69 at the start, 0.0027 at best, 0.158 on one batch of the last epoch
+    case = ("b105e-bert-base-sequence-classification-finetune-nohup-unused-weights-pad-to-max-length-futurewarning-"
+            "test-accuracy")
+    assert _diagnose(case).verdict == "healthy"
+    # near miss: the same batch's loss above the first one (5.2 against 0.69) is a jump the run had not been at
+    assert _primary_if_changed(case, ("loss:  0.15789084136486053", "loss:  5.15789084136486053")) == \
+        "loss-spike/spike-detected"

@@ -994,6 +994,7 @@ def _metrics(prev: RankProgress | None, now: RankProgress, text: str) -> RankPro
     loss_min, loss_last, losses, spike = (prev.loss_min, prev.loss_last, prev.losses, prev.spike) if prev else (
         None, None, 0, None)
     loss_max = prev.loss_max if prev else None
+    loss_first = prev.loss_first if prev else None
     first_meters = prev.first_meters if prev else None
     meters = _METERS.search(text)
     bracket = _METERS_AT.search(text) if meters is not None else None
@@ -1029,12 +1030,15 @@ def _metrics(prev: RankProgress | None, now: RankProgress, text: str) -> RankPro
             vanished = (vanished[0], vanished[1], vanished[2] + 1)
         elif loss_last is not None and loss_last >= VANISHED_FROM:
             vanished = (now.line, now.text, 1)  # straight from a real loss to exactly 0 (not rounded down)
-        if loss_min is not None and losses >= 3 and loss_min > 0:
+        # (A jump that leaves the loss below its first figure is noise near convergence: per-batch losses of a
+        # classifier that fits, 0.003 then 0.15, are fifty times apart and no worse than where training began.)
+        if loss_min is not None and losses >= 3 and loss_min > 0 and loss_first is not None and loss > loss_first:
             ratio = loss / loss_min
             if spike is None or ratio > spike[2]:
                 spike = (now.line, now.text, ratio)
         loss_min = loss if loss_min is None else min(loss_min, loss)
         loss_max = loss if loss_max is None else max(loss_max, loss)
+        loss_first = loss if loss_first is None else loss_first
         loss_last, losses = loss, losses + 1
     elif nonfinite is not None and _training_loss(_LOSS_TERM_FINITE, text) is not None:
         nonfinite = None
@@ -1044,7 +1048,7 @@ def _metrics(prev: RankProgress | None, now: RankProgress, text: str) -> RankPro
     known = now.step if now.step is not None else (prev.known_step if prev else None)
     return RankProgress(now.rank, now.step, now.path, now.line, now.text, data_time, step_time, timed,
                         loss_min, loss_last, losses, spike, first_meters, nonfinite, rises, now.epoch, now.time,
-                        vanished, known, loss_max)
+                        vanished, known, loss_max, loss_first)
 
 
 # A row of a metrics table, one figure per line as scripts print their dict of losses ("train/real     : nan",

@@ -335,6 +335,10 @@ def assemble_ipython_traceback(lines: Iterable[bytes], path: str, first_line: in
             if stripped.startswith(CHAIN):
                 state = "chain"
                 last = first_line + idx
+            elif stripped.startswith("Original Traceback"):
+                # A DataLoader worker's traceback, carried in the re-raised message ("Caught X in DataLoader
+                # worker process 0."): Python's own wording, read on its own as the worker's.
+                break
             elif stripped and message_lines < MAX_MESSAGE_LINES and not _RECORD.match(stripped):
                 exceptions[-1] = f"{exceptions[-1]} {stripped}"[:4000]
                 message_lines += 1
