@@ -3388,3 +3388,9 @@ def test_a_jump_that_leaves_the_loss_below_where_training_began_is_noise_not_a_s
     # near miss: the same batch's loss above the first one (5.2 against 0.69) is a jump the run had not been at
     assert _primary_if_changed(case, ("loss:  0.15789084136486053", "loss:  5.15789084136486053")) == \
         "loss-spike/spike-detected"
+
+
+def test_a_script_reading_the_launcher_s_rank_itself_was_not_started_by_a_launcher() -> None:
+    # init_dist() does int(os.environ['RANK']) under plain `python` (nohup): "KeyError: 'RANK'"
+    _named_not_near("b104d-ivop-finetune-init-dist-os-environ-rank-keyerror-launched-without-torchrun",
+                    "rendezvous-failure/env-not-set", ("KeyError: 'RANK'", "KeyError: 'rank'"))
