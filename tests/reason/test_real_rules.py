@@ -3394,3 +3394,10 @@ def test_a_script_reading_the_launcher_s_rank_itself_was_not_started_by_a_launch
     # init_dist() does int(os.environ['RANK']) under plain `python` (nohup): "KeyError: 'RANK'"
     _named_not_near("b104d-ivop-finetune-init-dist-os-environ-rank-keyerror-launched-without-torchrun",
                     "rendezvous-failure/env-not-set", ("KeyError: 'RANK'", "KeyError: 'rank'"))
+
+
+def test_torch_1_x_s_check_of_a_tensor_list_s_dtypes_is_a_dtype_mismatch() -> None:
+    # torch.cat of a Float and a Long tensor, ATen's 1.x wording: "... for sequence element 1 in sequence argument"
+    _named_not_near("b106d-absa-ram-model-torch-cat-float-and-long-scalar-type-sequence-element",
+                    "dtype-mismatch/incompatible-dtypes",
+                    ("scalar type Float but got scalar type Long", "backend CUDA but got backend CPU"))
