@@ -28,6 +28,7 @@ from trainmedic.logs.attribution import (
 from trainmedic.logs.blocks import BLOCK, MAX_LINE, BlockSplitter, needs_cleaning, strip_ansi
 from trainmedic.logs.sources import InputError, Source, looks_binary
 from trainmedic.logs.tracebacks import (
+    CARRIED,
     CHAIN,
     CHILD_HEADER,
     MAX_DUMP_FRAMES,
@@ -50,10 +51,12 @@ from trainmedic.model import (
     Traceback,
 )
 from trainmedic.scan.database import (
+    EPOCH_WORDS,
     ERROR_LEVEL,
     OWN_RANK,
     PHASES,
     PROGRESS,
+    STEP_WORDS,
     WARNING_CALL_ECHO,
     WARNING_LEVEL,
     Pattern,
@@ -89,14 +92,13 @@ TAIL_LINES_KEEP = 4000  # tail lines kept when asked (a baseline compares them)
 MARKERS_KEEP = 64  # phase markers kept from one input's tail: its last ones
 NOTABLE_KEEP = 256  # error-worded lines kept from one input's tail: its first ones, then its last ones
 
-_STEP = re.compile(r"(?:global_step|[Ss]tep|[Ii]ter(?:ation)?)[\"']?[ =:]+(\d{1,18}(?!\d))")
+_STEP = re.compile(STEP_WORDS + r"(\d{1,18}(?!\d))")  # (scan.database: the words)
 _TQDM = re.compile(r"(\d{1,18}(?!\d))/(\d{1,18}(?!\d)) \[")
 # (YOLOv5's bar format: the count after the bar's pipe, then only the elapsed time, "| 0/402 00:20")
 _TQDM_ELAPSED = re.compile(r"\| ?(\d{1,18})/(\d{1,18}) \d{1,3}:\d\d")
 # A bar with no total (an iterable without len): "loss: 0.53: : 120it [00:08, 14.2it/s]"
 _TQDM_COUNT = re.compile(r"(?<![\w.])(\d{1,18})it \[\d[\d:]*[,<]")
-# (a word of its own: a config's "min_Epoch: 20" or "num_epoch = 300" is no epoch reached)
-_EPOCH = re.compile(r"\b[Ee]poch[\"']?[ =:]+(\d{1,18}(?!\d))")
+_EPOCH = re.compile(EPOCH_WORDS + r"(\d{1,18}(?!\d))")
 # The iteration within the epoch: MMEngine's "[200/62598]", pytorch/examples' "[2700/60000 (4%)]", timm's
 # padded "[ 300/5004 (  6%)]"
 _BRACKETED = re.compile(r"\[ {0,8}(\d{1,18}(?!\d))/\d+(?: \( {0,2}\d{1,3}%\))?\]")
@@ -596,7 +598,7 @@ class Reader:
                 if headless:
                     if not _starts_headless(result.tracebacks, path, lineno, _lines_before(buf, at, 3)):
                         continue
-                elif att.rest.lstrip().startswith("Original Traceback"):
+                elif att.rest.lstrip().startswith(CARRIED):
                     # A DataLoader worker's traceback, carried in the re-raised message: read as part of
                     # the traceback around it, or on its own when the excerpt starts at the message.
                     if any(t.path == path and t.first_line < lineno <= t.last_line for t in result.tracebacks[-4:]):

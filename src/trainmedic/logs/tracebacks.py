@@ -25,6 +25,8 @@ _RECORD = re.compile(r"\[|\d{4}-\d\d-\d\d|[IWEF]\d{4} |Traceback|During handling
 # line of digits once per start (minutes for one 200 KB line after a traceback).
 _PROGRESS_BAR = linear.compile_text(TQDM_BAR)
 CHAIN = ("The above exception was the direct cause", "During handling of the above exception")
+# What a DataLoader worker's re-raised exception carries below its message: the worker's own traceback.
+CARRIED = "Original Traceback"
 # multiprocessing's header for a child that raised ("Process Process-19:", "Process SpawnProcess-1:",
 # "Process ForkPoolWorker-3:"): another process's line, interleaved with this traceback, never its exception.
 CHILD_HEADER = re.compile(r"Process [\w-]+:$")
@@ -108,7 +110,7 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
                 # next one is read from its own marker (reading on would make a flood of markers
                 # cost markers x lines).
                 break
-            if stripped.startswith("Original Traceback"):
+            if stripped.startswith(CARRIED):
                 last = first_line + idx
                 continue
             if CHILD_HEADER.match(stripped):
@@ -150,7 +152,7 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
             if body.startswith(" ") and stripped.startswith("raise "):
                 twin_source = True
                 continue
-            if stripped.startswith("Original Traceback"):
+            if stripped.startswith(CARRIED):
                 state = "frames"
                 last = first_line + idx
             elif stripped.startswith(CHAIN):
@@ -335,7 +337,7 @@ def assemble_ipython_traceback(lines: Iterable[bytes], path: str, first_line: in
             if stripped.startswith(CHAIN):
                 state = "chain"
                 last = first_line + idx
-            elif stripped.startswith("Original Traceback"):
+            elif stripped.startswith(CARRIED):
                 # A DataLoader worker's traceback, carried in the re-raised message ("Caught X in DataLoader
                 # worker process 0."): Python's own wording, read on its own as the worker's.
                 break

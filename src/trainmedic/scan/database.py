@@ -85,10 +85,16 @@ STRUCTURE: tuple[Pattern, ...] = (
 # One definition: the scanner's progress sign, and the traceback reader's test for a bar glued to a line.
 TQDM_BAR = r"\d+/\d+ \[\d[\d:]*<|\d+it \[\d[\d:]*[,<]|\| ?\d+/\d+ \d{1,3}:\d\d(?::\d\d)?(?:\s|$)"
 
+# The words before a step or epoch count (the reader reads the number after them): "step 12", "iter=3",
+# a JSON or dict record's quoted key ('"step": 4000', "'epoch': 1"). (A word of its own for the epoch: a
+# config's "min_Epoch: 20" or "num_epoch = 300" is no epoch reached.)
+STEP_WORDS = r"(?:global_step|[Ss]tep|[Ii]ter(?:ation)?)[\"']?[ =:]+"
+EPOCH_WORDS = r"\b[Ee]poch[\"']?[ =:]+"
+
 # Signs of progress and of a finished run; scanned only over the tail of each input.
 PROGRESS: tuple[Pattern, ...] = (
     Pattern("tqdm", TQDM_BAR, "progress"),
-    Pattern("step", r"(?:global_step|[Ss]tep|[Ii]ter(?:ation)?)[\"']?[ =:]+\d+", "progress"),
+    Pattern("step", STEP_WORDS + r"\d+", "progress"),
     Pattern("hf-log", r"\{'loss': ", "progress"),
     # A line that reports the training loss is a step done, whatever else it prints ("1336 Loss : 1.4608").
     # (timm pads the figure to its width, NaN included: "Loss:       nan (   nan)")
@@ -97,7 +103,7 @@ PROGRESS: tuple[Pattern, ...] = (
     # nanoGPT's "loss 3.9883," does: a figure with a decimal point then, never prose's "loss 2 times".)
     Pattern("loss-line", r"(?:^|[^\w.'])(?:[A-Za-z][A-Za-z0-9]{0,11}_)?[Ll]oss(?: ?[:=] {0,12}(?:\d|nan\b|NaN\b)"
             r"| {1,12}\d{1,40}\.\d)", "progress"),
-    Pattern("epoch", r"\b[Ee]poch[\"']?[ =:]+\d+", "progress"),
+    Pattern("epoch", EPOCH_WORDS + r"\d+", "progress"),
     # MMCV/MMEngine: "Epoch [1][200/62598]", "Epoch(train) [1][200/1000]", "Iter(train) [200/1000]";
     # pytorch/examples' ProgressMeter: "Epoch: [0][ 10/5005]".
     Pattern("mm-epoch-iter", r"(?:[Ee]poch|Iter)(?:\((?:train|val)\))?:? {0,4}\[\d+(?:/\d+)?\](?:\[ *\d+/\d+\])?",
