@@ -45,3 +45,27 @@ def test_a_shells_prompt_alone_on_a_line_is_found(tmp_path: Path, prompt: str) -
 ])
 def test_a_prompt_with_a_command_or_prose_is_not_found(tmp_path: Path, line: str) -> None:
     assert _scan(tmp_path, BAR + line + "\n").prompt_line == 0
+
+
+# MMCV's EpochBasedRunner (mmcv/runner/hooks/logger/text.py: "Epoch [{epoch}][{iter}/{len}]"), runners built
+# like it with the epochs' total ("Epoch [1/70][10/2860]"), and MMEngine's "Epoch(train)  [3][ 200/1251]"
+@pytest.mark.parametrize(("line", "epoch", "step"), [
+    ("2025-06-13 11:29:05,788 - INFO - Epoch [1/70][10/2860]  lr: 0.0001, eta: 8 days, 17:29:34, data_time: 0.35\n",
+     1, 10),
+    ("2021-03-02 10:11:12,345 - mmdet - INFO - Epoch [12][1350/7330]\tlr: 2.000e-02, eta: 3:02:11, time: 0.512\n",
+     12, 1350),
+    ("2023/05/04 09:10:11 - mmengine - INFO - Epoch(train)  [3][ 200/1251]  lr: 1.0000e-03  eta: 1:02:03\n", 3, 200),
+])
+def test_mmcv_s_epoch_then_iteration_brackets_give_the_iteration_as_the_step(
+        tmp_path: Path, line: str, epoch: int, step: int) -> None:
+    p = next(iter(_scan(tmp_path, line).progress.values()))
+    assert (p.epoch, p.step) == (epoch, step)
+
+
+def test_mmcv_s_iteration_rises_within_an_epoch(tmp_path: Path) -> None:
+    lines = "".join(f"2025-06-13 11:29:{n:02d},788 - INFO - Epoch [1/70][{n}0/2860]  lr: 0.0001\n" for n in (1, 2, 3))
+    assert len(next(iter(_scan(tmp_path, lines).progress.values())).rises) == 2
+    # near miss: an epoch bracket alone ("Iter [..]" runners, the summary line) is read as before
+    p = next(iter(_scan(tmp_path, "2021-03-02 10:11:12 - mmseg - INFO - Iter [400/160000]\tlr: 9.977e-03\n")
+                  .progress.values()))
+    assert (p.epoch, p.step) == (None, 400)

@@ -3401,3 +3401,18 @@ def test_torch_1_x_s_check_of_a_tensor_list_s_dtypes_is_a_dtype_mismatch() -> No
     _named_not_near("b106d-absa-ram-model-torch-cat-float-and-long-scalar-type-sequence-element",
                     "dtype-mismatch/incompatible-dtypes",
                     ("scalar type Float but got scalar type Long", "backend CUDA but got backend CPU"))
+
+
+def test_steps_printed_in_a_cancel_s_grace_are_not_training_going_on() -> None:
+    # Slurm's "CANCELLED AT" (no reason given: a weak signal), then three iteration lines the process printed
+    # before SIGKILL came; a non-strict load's size-mismatch warning above is what training did go on after.
+    case = "b104d-ipdn-gres-roberta-attnpool-slurm-cancelled-epoch1-iter90-after-size-mismatch-warning"
+    d = _diagnose(case)
+    assert d.primary is not None and d.primary.id == "scheduler-termination/cancelled"
+    assert any("state-dict-mismatch" in n and "training went on" in n for n in d.notes)
+    # near miss: a tokenizers fork warning in the cancel's place is a warning that training went on after
+    near = _case(case).log.replace(
+        "slurmstepd: error: *** JOB 53471 ON node1 CANCELLED AT 2025-06-13T11:30:52 ***",
+        "huggingface/tokenizers: The current process just got forked, after parallelism has already been used. "
+        "Disabling parallelism to avoid deadlocks...")
+    _assert_healthy(near)

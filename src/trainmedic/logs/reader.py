@@ -102,6 +102,9 @@ _EPOCH = re.compile(EPOCH_WORDS + r"(\d{1,18}(?!\d))")
 # The iteration within the epoch: MMEngine's "[200/62598]", pytorch/examples' "[2700/60000 (4%)]", timm's
 # padded "[ 300/5004 (  6%)]"
 _BRACKETED = re.compile(r"\[ {0,8}(\d{1,18}(?!\d))/\d+(?: \( {0,2}\d{1,3}%\))?\]")
+# MMCV's and MMEngine's epoch runners: the epoch, then the iteration within it ("Epoch [1/70][10/2860]",
+# "Epoch(train) [3][200/1251]"); the first bracket is the epoch, never the step
+_MM_EPOCH = re.compile(r"[Ee]poch(?:\((?:train|val)\))? {0,4}\[ {0,8}(\d{1,18})(?:/\d{1,18})?\]\[ {0,8}(\d{1,18})/\d")
 _WORLD = re.compile(r"(?:(?:world_size|WORLD_SIZE|num_processes)[=: ]+|MEMBER: \d{1,9}/|Starting with )"
                     r"(\d{1,18}(?!\d))")
 _OWN_RANK = re.compile(OWN_RANK + r"(\d{1,9}(?!\d))")  # (scan.database: the words)
@@ -822,14 +825,15 @@ class Reader:
                 step = int(tq.group(1))
                 result.tqdm_incomplete[rank] = int(tq.group(1)) < int(tq.group(2))
             else:
+                mm = _MM_EPOCH.search(att.rest)
                 sm = (_STEP.search(att.rest) or _BRACKETED.search(att.rest) or _TQDM_COUNT.search(att.rest)
-                      or _EPOCH.search(att.rest))
-                step = int(sm.group(1)) if sm else None
+                      or _EPOCH.search(att.rest)) if mm is None else None
+                step = int(mm[2]) if mm else int(sm.group(1)) if sm else None
                 result.tqdm_incomplete.pop(rank, None)
             prev = result.progress.get(rank)
             number = lines.number(start)
             if prev is None or prev.line <= number:
-                em = _EPOCH.search(att.rest)
+                em = _MM_EPOCH.search(att.rest) or _EPOCH.search(att.rest)
                 now = RankProgress(rank, step, path, number, att.rest.strip()[:300], epoch=int(em[1]) if em else None,
                                    time=parse_time(_decode(vis[:200])))
                 result.progress[rank] = _metrics(prev, now, att.rest[:2000])

@@ -502,27 +502,6 @@ def _verdict(ctx: Context) -> Diagnosis:
                   and not e.traceback.truncated and e.line < first_echo.get(e.path, 0)]
         if before and not any(e in initiating for e in strong):
             initiating = sorted([*initiating, *before], key=lambda e: e.order)
-    # A weak, ambiguous signal (a tokenizers fork warning, a recompile limit) never outranks a real
-    # error; and when training went on after it, it was a warning, not the failure.
-    weak = [e for e in initiating if e.ambiguous and e.weight < WEAK]
-    if weak and len(weak) == len(initiating) and any(
-            e.cause in ctx.library.fallbacks and not _progress_after(ctx, e) for e in weak):
-        # (all weak, and an exception no signature knows ended the run: a sign that training went on
-        # after is a note beside it, not the failure)
-        weak = [e for e in weak if _progress_after(ctx, e) and e.cause not in ctx.library.fallbacks]
-    if weak and (len(weak) < len(initiating) or all(_progress_after(ctx, e) for e in weak)):
-        initiating = [e for e in initiating if e not in weak]
-        base = replace(base, notes=(*base.notes, *(
-            f"warning at {_where(e)} ({e.cause}); "
-            + ("training went on" if _progress_after(ctx, e) else "a stronger signal explains the failure")
-            for e in weak[:5])))
-    # A process that could not reach the store or its peers, and then the group formed (its client
-    # retried): what it reported did not stop the launch.
-    joined = [e for e in initiating if _formed_after(ctx, e)]
-    if joined:
-        initiating = [e for e in initiating if e not in joined]
-        base = replace(base, notes=(*base.notes, *(
-            f"error at {_where(e)} ({e.cause}); the process group formed after it" for e in joined[:5])))
     # An error after which its process trained on (a later line of its rank shows the step or epoch
     # rising) did not end the run: a note, not the failure.
     went_on = [e for e in initiating if _went_on(ctx, e)]
@@ -535,6 +514,31 @@ def _verdict(ctx: Context) -> Diagnosis:
         base = replace(base, notes=(*base.notes, *(
             f"error at {_where(e)} ({e.cause}); training went on after it (its step rose later)"
             for e in went_on[:5])))
+    # A weak, ambiguous signal (a tokenizers fork warning, a recompile limit) never outranks a real
+    # error; and when training went on after it, it was a warning, not the failure.
+    # (The scheduler's cancel whose sender is unknown is weak too; but the steps a process prints in the
+    # grace before its kill are no sign that training went on. A weak precursor of a kill, tcmalloc's report
+    # of a huge allocation, is a warning when steps follow.)
+    weak = [e for e in initiating if e.ambiguous and e.weight < WEAK]
+    trained_on = {e.order for e in weak if _progress_after(ctx, e) and not _launcher_stop(ctx, e)}
+    if weak and len(weak) == len(initiating) and any(
+            e.cause in ctx.library.fallbacks and e.order not in trained_on for e in weak):
+        # (all weak, and an exception no signature knows ended the run: a sign that training went on
+        # after is a note beside it, not the failure)
+        weak = [e for e in weak if e.order in trained_on and e.cause not in ctx.library.fallbacks]
+    if weak and (len(weak) < len(initiating) or all(e.order in trained_on for e in weak)):
+        initiating = [e for e in initiating if e not in weak]
+        base = replace(base, notes=(*base.notes, *(
+            f"warning at {_where(e)} ({e.cause}); "
+            + ("training went on" if e.order in trained_on else "a stronger signal explains the failure")
+            for e in weak[:5])))
+    # A process that could not reach the store or its peers, and then the group formed (its client
+    # retried): what it reported did not stop the launch.
+    joined = [e for e in initiating if _formed_after(ctx, e)]
+    if joined:
+        initiating = [e for e in initiating if e not in joined]
+        base = replace(base, notes=(*base.notes, *(
+            f"error at {_where(e)} ({e.cause}); the process group formed after it" for e in joined[:5])))
     # An error the launcher answered by restarting the worker group (torch elastic with restarts left), after
     # which the new workers trained: the run recovered from it; a note, not the failure.
     restarted = [e for e in (*initiating, *collateral_events) if _restarted(ctx, e)]
@@ -838,8 +842,7 @@ def _went_on(ctx: Context, e: Event) -> bool:
     cause = ctx.library.cause(e.cause)
     if cause.loss_nonfinite and e.traceback is None:
         return _finite_after(ctx, e)
-    if (cause.trains_on or cause.metric_shaped or ctx.library.entry(cause.entry_id).category == "launcher"
-            or cause.kill_record or e.cause in ctx.library.kills
+    if (cause.trains_on or cause.metric_shaped or _from_outside(ctx, e)
             or (e.cause in ctx.library.fallbacks and e.traceback is None)):
         return False
     if _unprefixed_among_several(ctx, e):
@@ -860,6 +863,17 @@ def _went_on(ctx: Context, e: Event) -> bool:
         return False
     return any(p.path == e.path and p.rank == e.rank and any(n > last for n in p.rises)
                for s in ctx.scans for p in s.progress.values())
+
+
+def _launcher_stop(ctx: Context, e: Event) -> bool:
+    """A stop the scheduler or the launcher made (a cancel, a time limit, the launcher's teardown)."""
+    return ctx.library.entry(ctx.library.cause(e.cause).entry_id).category == "launcher"
+
+
+def _from_outside(ctx: Context, e: Event) -> bool:
+    """A stop from outside the process (the scheduler's cancel, the launcher's teardown, a kill): it lands
+    when the signal does, whatever the process prints in the moments before it dies."""
+    return _launcher_stop(ctx, e) or ctx.library.cause(e.cause).kill_record or e.cause in ctx.library.kills
 
 
 def _restarted(ctx: Context, e: Event) -> bool:
