@@ -69,3 +69,18 @@ def test_mmcv_s_iteration_rises_within_an_epoch(tmp_path: Path) -> None:
     p = next(iter(_scan(tmp_path, "2021-03-02 10:11:12 - mmseg - INFO - Iter [400/160000]\tlr: 9.977e-03\n")
                   .progress.values()))
     assert (p.epoch, p.step) == (None, 400)
+
+
+@pytest.mark.parametrize(("line", "training"), [
+    ("[val] epoch 10 | loss: 0.0783 | acc: 0.9523\n", False),
+    # timm's validate(): "Test: [   0/196]  Time: 1.234 (1.234)  Loss:  0.8130 (0.8130)  Acc@1:  82.0312"
+    ("Test: [   0/196]  Time: 1.234 (1.234)  Loss:  0.8130 (0.8130)  Acc@1:  82.0312 ( 82.0312)\n", False),
+    ("2023/05/04 09:10:11 - mmengine - INFO - Epoch(val)  [1][100/500]    eta: 0:01:02  loss: 0.4410\n", False),
+    ("[train-step] epoch 1 (progress=0.1316) | loss: 0.9194 | lr: 0.000050\n", True),
+    # near misses: a training record that names the validation set's size, a run called "test-run"
+    ("Epoch 3: train loss 0.5123, 5000 val samples\n", True),
+    ("test-run: step 40 loss: 0.5123\n", True),
+])
+def test_a_loss_after_an_evaluation_s_tag_is_not_the_training_loss(tmp_path: Path, line: str, training: bool) -> None:
+    p = next(iter(_scan(tmp_path, line).progress.values()))
+    assert (p.loss_last is not None) == training

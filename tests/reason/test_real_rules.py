@@ -3416,3 +3416,21 @@ def test_steps_printed_in_a_cancel_s_grace_are_not_training_going_on() -> None:
         "huggingface/tokenizers: The current process just got forked, after parallelism has already been used. "
         "Disabling parallelism to avoid deadlocks...")
     _assert_healthy(near)
+
+
+def test_a_gan_player_s_loss_jumping_is_the_game_not_a_divergence() -> None:
+    # QuantGAN's bar: "Discriminator Loss: 0.00000445 Generator Loss: 47.89" then "Discriminator Loss: 2.30": the
+    # discriminator's loss rises whenever the generator gains, over 400 epochs that finish
+    case = "b106b-healthy-quantgan-gaussianize-no-convergence-userwarning-400-epochs-generator-saved"
+    assert _diagnose(case).verdict == "healthy"
+    # near miss: the same figures as the training loss are a jump far above where it began
+    assert _primary_if_changed(case, ("Discriminator Loss: ", "Loss: ")) == "loss-spike/spike-detected"
+
+
+def test_a_loss_after_an_evaluation_s_tag_is_held_out_data_not_training() -> None:
+    # "[val] epoch 10 | loss: 0.0783" between training steps at loss 0.0001: the validation loss of a model that
+    # fits its training data, not a jump of the training loss
+    case = "b105b-healthy-umclassification-convnext-3fold-hf-token-warning-head-mismatch-reinit-completes-test"
+    assert _diagnose(case).verdict == "healthy"
+    # near miss: the same record tagged as training's is a jump
+    assert _primary_if_changed(case, ("[val] epoch", "[trn] epoch")) == "loss-spike/spike-detected"

@@ -149,12 +149,22 @@ _LOSS_NONFINITE = re.compile(r"(?:" + _LOSS_NAME + r"'?-?(?:nan|NaN|NAN|inf|Inf|
 # a figure of the held-out data, printed with the model it evaluates (the best one, often reloaded from an
 # earlier checkpoint), not the loss training follows.
 _EVAL_BEFORE = re.compile(r"(?i)\b(?:eval|evaluation|val|valid|validation|test|dev)[ \t]+'?$")
+# A GAN player's loss ("[D loss: 0.69] [G loss: 1.2]", "Discriminator Loss: 0.34 Generator Loss: 10.6"): the
+# two play a game, each loss rises whenever the other player gains, so a jump in one is no divergence.
+_ADVERSARIAL_BEFORE = re.compile(r"(?i)\b(?:d|g|disc|gen|discriminator|generator|critic|adv|adversarial)[ \t]+'?$")
+
+
+# A record an evaluation tags as its own before its figures ("[val] epoch 10 | loss: 0.0783", timm's "Test: [ 0/196]
+# ... Loss: 0.8", MMEngine's "Epoch(val) [1][100/500]"): every loss after the tag is of held-out data.
+_EVAL_TAG = re.compile(r"(?i)(?:[\[(](?:eval|evaluation|val|valid|validation|test|testing)[\])]|"
+                       r"(?<![\w-])(?:eval|evaluation|val|valid|validation|test|testing):[ \t])")
 
 
 def _training_loss(rx: re.Pattern[str], text: str) -> re.Match[str] | None:
-    """The first match of a loss pattern in `text` that no evaluation's name comes before."""
-    return next((m for m in rx.finditer(text) if not _EVAL_BEFORE.search(text, max(0, m.start() - 24), m.start())),
-                None)
+    """The first match of a loss pattern in `text` that no evaluation's name or tag comes before."""
+    m = next((m for m in rx.finditer(text) if not _EVAL_BEFORE.search(text, max(0, m.start() - 24), m.start())),
+             None)
+    return None if m is None or _EVAL_TAG.search(text, 0, m.start()) else m
 
 
 # A bar whose label names a setup step (HF's shard loader, datasets' map and download bars, the Hub's fetch): it
@@ -1038,7 +1048,9 @@ def _metrics(prev: RankProgress | None, now: RankProgress, text: str) -> RankPro
             vanished = (now.line, now.text, 1)  # straight from a real loss to exactly 0 (not rounded down)
         # (A jump that leaves the loss below its first figure is noise near convergence: per-batch losses of a
         # classifier that fits, 0.003 then 0.15, are fifty times apart and no worse than where training began.)
-        if loss_min is not None and losses >= 3 and loss_min > 0 and loss_first is not None and loss > loss_first:
+        adversarial = _ADVERSARIAL_BEFORE.search(text, max(0, loss_m.start() - 24), loss_m.start()) is not None
+        if (loss_min is not None and losses >= 3 and loss_min > 0 and loss_first is not None and loss > loss_first
+                and not adversarial):
             ratio = loss / loss_min
             if spike is None or ratio > spike[2]:
                 spike = (now.line, now.text, ratio)
