@@ -3434,3 +3434,28 @@ def test_a_loss_after_an_evaluation_s_tag_is_held_out_data_not_training() -> Non
     assert _diagnose(case).verdict == "healthy"
     # near miss: the same record tagged as training's is a jump
     assert _primary_if_changed(case, ("[val] epoch", "[trn] epoch")) == "loss-spike/spike-detected"
+
+
+def test_a_loss_that_ends_at_zero_is_back_from_its_jump() -> None:
+    # Swin-Tiny fitting a small set: per-batch losses between 0.0000 and 0.03 ("0.0332" once, 332 times the
+    # 0.0001 before it), the last ones 0.0000: a loss that ends at its minimum came back from the jump
+    case = "b107f-swin-tiny-3fold-classifier-mismatch-hf-token-warning-loss-zero-finished"
+    d = _diagnose(case)
+    assert d.verdict == "healthy", d.primary
+    assert any("came back" in n for n in d.notes)
+    # near miss: the same run whose late losses stay at 0.04, 400 times the minimum, did not come back
+    assert _primary_if_changed(case, ("loss: 0.0000 | lr", "loss: 0.0400 | lr")) == "loss-spike/spike-detected"
+
+
+def test_a_bf16_model_under_the_fp16_scaler_is_a_low_precision_master_weight() -> None:
+    # TRL's GRPO with fp16=True on a model loaded in bf16: GradScaler's unscale kernel has no BFloat16 version
+    _named_not_near("b107c-argen-trl-grpo-llama-3-2-1b-fp16-gradscaler-unscale-bfloat16-grads-not-implemented-"
+                    "after-event-loop-closed-noise", "grad-scaler-overflow/fp16-master-weights",
+                    ("not implemented for 'BFloat16'", "not implemented for 'ComplexFloat'"))
+
+
+def test_a_batch_size_finder_that_reached_zero_ran_out_of_gpu_memory() -> None:
+    # auto_find_batch_size halved 2 -> 1 -> 0 on out-of-memory errors it swallowed, then gave up
+    _named_not_near("b107c-contexto-unsloth-grpo-llama-3b-auto-find-batch-size-halves-2-1-no-executable-batch-size-"
+                    "reached-zero", "cuda-out-of-memory/allocator-oom",
+                    ("No executable batch size found, reached zero", "No batch size given"))

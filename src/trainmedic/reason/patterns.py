@@ -119,7 +119,7 @@ def loss_jumped(library: Library, progress: dict[int | None, RankProgress], fini
         worst = max(jumps, key=lambda p: p.spike[2] if p.spike else 0.0)
         assert worst.spike is not None and worst.loss_min is not None and worst.loss_last is not None
         line, text, ratio = worst.spike
-        back = worst.loss_last < RECOVERED * worst.loss_min
+        back = worst.loss_last <= RECOVERED * worst.loss_min  # (a loss ending at 0 is back at its minimum)
         why = (f"the loss jumped to {ratio:,.0f} times its earlier minimum ({worst.loss_min:g})"
                + (f" and came back ({worst.loss_last:g} at the end)" if back
                   else f" and stayed up ({worst.loss_last:g} at the end)"))
