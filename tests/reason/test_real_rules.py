@@ -3459,3 +3459,16 @@ def test_a_batch_size_finder_that_reached_zero_ran_out_of_gpu_memory() -> None:
     _named_not_near("b107c-contexto-unsloth-grpo-llama-3b-auto-find-batch-size-halves-2-1-no-executable-batch-size-"
                     "reached-zero", "cuda-out-of-memory/allocator-oom",
                     ("No executable batch size found, reached zero", "No batch size given"))
+
+
+def test_processes_interrupted_while_waiting_on_one_that_died_point_to_its_exception() -> None:
+    # hsd3's actor process died of a TypeError (a headless render returned None); its learner then sat in
+    # queue.get() and the parent in join() until Ctrl-C, whose tracebacks show those waits
+    case = "b107f-hsd3-pretrain-headless-render-none-typeerror-learner-blocked-ctrl-c"
+    d = _diagnose(case)
+    assert d.primary is not None and d.primary.id == "unclassified-failure/uncaught-exception"
+    assert any("TypeError" in e.text for e in d.primary.evidence)
+    assert any("while it waited" in n for n in d.notes)
+    # near miss: with no exception line the process died of nothing the log shows; the waits are the finding
+    near = _case(case).log.replace("TypeError: expected np.ndarray (got NoneType)\n", "")
+    assert Diagnoser().diagnose(Named("output.log", near.encode())).verdict == "hang"

@@ -456,6 +456,21 @@ def _verdict(ctx: Context) -> Diagnosis:
         initiating = [e for e in initiating if e not in echoes]
         fallbacks = [e for e in fallbacks if e not in echoes]
     known = [e for e in initiating if e not in fallbacks]
+    # Processes a person interrupted while they waited (Ctrl-C's tracebacks in a queue's get, a join), below the
+    # traceback of an exception nobody caught, with no step rising in between: they waited on the process that
+    # had died; its exception is where it started.
+    waits = [e for e in initiating if e.traceback is not None and e.traceback.interrupted
+             and any(f.endswith("#interrupted-wait") for f, _ in e.fingerprints)]
+    died = [e for e in raised if e not in waits and e.traceback is not None and not e.traceback.thread
+            and not e.traceback.interrupted and not _progress_after(ctx, e)
+            and all(w.path == e.path and w.line > e.traceback.last_line for w in waits)]
+    if waits and died and all(e in waits for e in known):
+        initiating = [e for e in initiating if e not in waits]
+        fallbacks = [e for e in fallbacks if e not in waits]
+        known = []
+        base = replace(base, notes=(*base.notes, *(
+            f"interrupted at {_where(e)} while it waited ({e.cause}), after the exception at {_where(died[0])}"
+            for e in waits[:5])))
     # A line that announces an exception (Hydra's "Error executing job with overrides: [...]") right above the
     # traceback that holds it is that exception's: the traceback's cause is the finding.
     announced = [f for f in fallbacks if f.traceback is None and any(
