@@ -120,7 +120,10 @@ def loss_jumped(library: Library, progress: dict[int | None, RankProgress], fini
         assert worst.spike is not None and worst.loss_min is not None and worst.loss_last is not None
         line, text, ratio = worst.spike
         back = worst.loss_last <= RECOVERED * worst.loss_min  # (a loss ending at 0 is back at its minimum)
-        why = (f"the loss jumped to {ratio:,.0f} times its earlier minimum ({worst.loss_min:g})"
+        # (the minimum is the run's, later than the jump when the loss went lower after it: a 0 it reached
+        # then is no figure the jump was measured from)
+        why = (f"the loss jumped to {ratio:,.0f} times its earlier minimum"
+               + (f" ({worst.loss_min:g})" if worst.loss_min > 0 else "")
                + (f" and came back ({worst.loss_last:g} at the end)" if back
                   else f" and stayed up ({worst.loss_last:g} at the end)"))
         return Pattern(cause.full_id, worst, line, text, why, failed=not back and not finished)
