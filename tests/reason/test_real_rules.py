@@ -3472,3 +3472,11 @@ def test_processes_interrupted_while_waiting_on_one_that_died_point_to_its_excep
     # near miss: with no exception line the process died of nothing the log shows; the waits are the finding
     near = _case(case).log.replace("TypeError: expected np.ndarray (got NoneType)\n", "")
     assert Diagnoser().diagnose(Named("output.log", near.encode())).verdict == "hang"
+
+
+def test_a_gym_environment_version_the_installed_gym_dropped_is_an_api_change() -> None:
+    # easy-rl's SAC notebook makes Pendulum-v0 under a gym that registers only Pendulum-v1
+    _named_not_near("b108a-easy-rl-sac-notebook-gym-make-pendulum-v0-deprecatedenv-before-training",
+                    "dependency-version-mismatch/api-changed",
+                    ("DeprecatedEnv\x1b[0m: Env Pendulum-v0 not found (valid versions include ['Pendulum-v1'])",
+                     "UnregisteredEnv\x1b[0m: No registered env with id: Pendulum-v0"))
