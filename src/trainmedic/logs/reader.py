@@ -831,11 +831,11 @@ class Reader:
                 # A bar of one item ("Writing model shards: 1/1 [...]") is one operation's, not the
                 # training loop's, nor is a setup step's (_SETUP_BAR): it says nothing about training going on.
                 continue
+            mm = _MM_EPOCH.search(att.rest)  # (the epoch runner's step below, its epoch for every line)
             if tq:
                 step = int(tq.group(1))
                 result.tqdm_incomplete[rank] = int(tq.group(1)) < int(tq.group(2))
             else:
-                mm = _MM_EPOCH.search(att.rest)
                 sm = (_STEP.search(att.rest) or _BRACKETED.search(att.rest) or _TQDM_COUNT.search(att.rest)
                       or _EPOCH.search(att.rest)) if mm is None else None
                 step = int(mm[2]) if mm else int(sm.group(1)) if sm else None
@@ -843,7 +843,7 @@ class Reader:
             prev = result.progress.get(rank)
             number = lines.number(start)
             if prev is None or prev.line <= number:
-                em = _MM_EPOCH.search(att.rest) or _EPOCH.search(att.rest)
+                em = mm or _EPOCH.search(att.rest)
                 now = RankProgress(rank, step, path, number, att.rest.strip()[:300], epoch=int(em[1]) if em else None,
                                    time=parse_time(_decode(vis[:200])))
                 result.progress[rank] = _metrics(prev, now, att.rest[:2000])

@@ -43,6 +43,7 @@ from trainmedic.reason.events import (
     is_precursor,
     pid_of,
     precursors,
+    read_as_wait,
     stopped_at,
     strength,
     thread_after_the_end,
@@ -459,11 +460,10 @@ def _verdict(ctx: Context) -> Diagnosis:
     # Processes a person interrupted while they waited (Ctrl-C's tracebacks in a queue's get, a join), below the
     # traceback of an exception nobody caught, with no step rising in between: they waited on the process that
     # had died; its exception is where it started.
-    waits = [e for e in initiating if e.traceback is not None and e.traceback.interrupted
-             and any(f.endswith("#interrupted-wait") for f, _ in e.fingerprints)]
+    waits = [e for e in initiating if e.traceback is not None and e.traceback.interrupted and read_as_wait(e)]
     died = [e for e in raised if e not in waits and e.traceback is not None and not e.traceback.thread
             and not e.traceback.interrupted and not _progress_after(ctx, e)
-            and all(w.path == e.path and w.line > e.traceback.last_line for w in waits)]
+            and all(w.path == e.path and w.line > e.traceback.last_line for w in waits)] if waits else []
     if waits and died and all(e in waits for e in known):
         initiating = [e for e in initiating if e not in waits]
         fallbacks = [e for e in fallbacks if e not in waits]

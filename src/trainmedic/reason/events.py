@@ -49,6 +49,14 @@ def tb_rank(tb: Traceback) -> int | None:
     return int(m[1] or m[2]) if m else None
 
 
+WAITED = "interrupted-wait"  # the reading of a process's stack that shows where it waited (waiting_event)
+
+
+def read_as_wait(e: Event) -> bool:
+    """The event is a stack read as a wait (waiting_event), not a matched line."""
+    return any(f.endswith("#" + WAITED) for f, _ in e.fingerprints)
+
+
 def waiting_event(library: Library, tb: Traceback, order: int) -> Event | None:
     """A run interrupted by hand (Ctrl-C) shows where it waited: a DataLoader queue, a collective, a
     lock. The library's `stack_waits` say which cause a waiting function stands for; a specific cause
@@ -74,7 +82,7 @@ def waiting_event(library: Library, tb: Traceback, order: int) -> Event | None:
         how = "a stack dump shows it" if tb.dump else "interrupted" if tb.interrupted else "the log ends"
         kind = "a stack dump, no error" if tb.dump else "a traceback with no error"
         return _stack_event(cause, tb, f"{how} while waiting in {where}() ({kind})",
-                            "interrupted-wait", 0.7, ambiguous=False, order=order)
+                            WAITED, 0.7, ambiguous=False, order=order)
     return None
 
 
