@@ -139,3 +139,20 @@ def test_the_ipython_patterns_are_compiled_only_when_an_ipython_traceback_comes(
              "t._IPY_FILE.match('File /x/y.py:3, in f'); print(t._IPY_FILE._compiled is None)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["True", "True", "False"]
+
+
+def test_a_traceback_pasted_on_one_line_ends_in_its_exception() -> None:
+    """An issue body that lost its line breaks: Retinaface_Ghost's train.py called next() on an exhausted
+    DataLoader iterator, and the whole traceback, StopIteration last, is one line. An uncaught exception."""
+    line = dev_case("b109c-retinaface-ghost-next-batch-iterator-drop-last-stopiteration").log.splitlines()[0]
+    tb = assemble_traceback([line.encode()], "issue.log", 1, None)
+    assert tb is not None and tb.final == "StopIteration" and not tb.interrupted
+    assert tb.frames[-1].endswith("in _next_data raise StopIteration")
+    assert Diagnoser().diagnose(Named("issue.log", line.encode())).verdict == "failure"
+    # near misses: the header alone on its line is read line by line as before; frames that no exception
+    # class ends are not taken for one
+    header = [b"Traceback (most recent call last):", b'  File "t.py", line 3, in <module>', b"    f()", b"ValueError: x"]
+    whole = assemble_traceback(header, "t.log", 1, None)
+    assert whole is not None and whole.final == "ValueError: x"
+    cut = line.replace(" raise StopIteration StopIteration", " raise StopIteration here")
+    assert assemble_traceback([cut.encode()], "issue.log", 1, None) is None

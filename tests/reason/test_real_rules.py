@@ -3480,3 +3480,16 @@ def test_a_gym_environment_version_the_installed_gym_dropped_is_an_api_change() 
                     "dependency-version-mismatch/api-changed",
                     ("DeprecatedEnv\x1b[0m: Env Pendulum-v0 not found (valid versions include ['Pendulum-v1'])",
                      "UnregisteredEnv\x1b[0m: No registered env with id: Pendulum-v0"))
+
+
+def test_an_nvcc_too_old_for_the_gpu_fails_any_jit_build_and_deepspeeds_when_it_builds_an_op() -> None:
+    # StyleGAN3's bias_act plugin asked the system nvcc (CUDA 11.0) for compute_86: no DeepSpeed anywhere
+    case = "b109c-stylegan3-train-bias-act-plugin-cuda11-0-nvcc-no-compute-86-rtx3090"
+    d = _diagnose(case)
+    assert d.primary is not None and d.primary.id == "jit-extension-build/build-failed"
+    # near miss: the same build started by deepspeed.initialize (its frame in the build's traceback) is
+    # DeepSpeed's op build, with DeepSpeed's fixes
+    d = _diagnose("fw-ds-fused-adam-compute86-old-nvcc")
+    assert d.primary is not None and d.primary.id == "deepspeed-failure/op-build-failure"
+    moved = ("site-packages/deepspeed/", "site-packages/stylegan/")
+    assert _primary_if_changed("fw-ds-fused-adam-compute86-old-nvcc", moved) == "jit-extension-build/build-failed"

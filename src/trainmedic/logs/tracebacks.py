@@ -70,6 +70,11 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
             prefixed = att.rank is not None
             interrupted = att.rest.lstrip().startswith("^C")
             if not headless:
+                collapsed = _collapsed(att.rest)
+                if collapsed is not None:
+                    frames_, final = collapsed
+                    return Traceback(path, first_line, first_line, rank, frames_, final,
+                                     interrupted or final[0].startswith("KeyboardInterrupt"))
                 continue
         line_rank = att.rank
         if prefixed and line_rank != rank:
@@ -196,6 +201,34 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
         rank = said_rank
     return Traceback(path, first_line, last, rank, tuple(frames[-60:]), tuple(exceptions), interrupted,
                      truncated=not exceptions, dump=sample)
+
+
+_COLLAPSED_HEADER = "Traceback (most recent call last):"
+# In a collapsed paste the exception follows the last frame's source on the same line: the first name of an
+# exception class that a colon or the line's end follows ("raise StopIteration StopIteration").
+_COLLAPSED_EXCEPTION = linear.Lazy(r"(?:[A-Za-z_]\w{0,100}\.){0,10}[A-Z]\w{0,100}"
+                                   r"(?:Error|Exception|Exit|Interrupt|Iteration|Failure)(?:: |:?[ \t]*$)")
+
+
+def _collapsed(text: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The frames and exception of a traceback pasted on one line (an issue body that lost its line
+    breaks: 'Traceback (most recent call last): File "train.py", line 178, in <module> train() ...
+    raise StopIteration StopIteration'); None when the header's line is only the header, or no exception
+    class ends it (read on, line by line, as before)."""
+    at = text.find(_COLLAPSED_HEADER)
+    rest = text[at + len(_COLLAPSED_HEADER):][:20000] if at >= 0 else ""
+    starts = [m.start() for m in _GLUED_FRAME.finditer(rest)]
+    if not starts:
+        return None
+    frames = tuple(rest[a:b].strip() for a, b in zip(starts, [*starts[1:], len(rest)], strict=True))
+    last = _GLUED_FRAME.match(frames[-1])
+    source = frames[-1][last.end() if last else 0:]
+    source = source.split(" ", 1)[1] if " " in source else ""  # (past the function's name)
+    found = _COLLAPSED_EXCEPTION.search(source)
+    if found is None:
+        return None
+    cut = len(frames[-1]) - len(source) + found.start()
+    return (*frames[:-1], frames[-1][:cut].strip()), (source[found.start():].strip(),)
 
 
 # What indents a frame's lines: spaces and tabs, and the no-break and ideographic spaces a paste through a
