@@ -3493,3 +3493,10 @@ def test_an_nvcc_too_old_for_the_gpu_fails_any_jit_build_and_deepspeeds_when_it_
     assert d.primary is not None and d.primary.id == "deepspeed-failure/op-build-failure"
     moved = ("site-packages/deepspeed/", "site-packages/stylegan/")
     assert _primary_if_changed("fw-ds-fused-adam-compute86-old-nvcc", moved) == "jit-extension-build/build-failed"
+
+
+def test_a_shell_that_cannot_fork_has_hit_the_task_limit() -> None:
+    # VTool-R1's Ray RL job filled the user's process limit; the shell could not start a process
+    _named_not_near("b109h-vtool-r1-ray-rl-training-fork-retry-no-child-processes-ulimit-u",
+                    "host-resource-limit/thread-creation-failed",
+                    ("fork: retry: No child processes", "fork: Cannot allocate memory"))
