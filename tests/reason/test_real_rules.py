@@ -3500,3 +3500,10 @@ def test_a_shell_that_cannot_fork_has_hit_the_task_limit() -> None:
     _named_not_near("b109h-vtool-r1-ray-rl-training-fork-retry-no-child-processes-ulimit-u",
                     "host-resource-limit/thread-creation-failed",
                     ("fork: retry: No child processes", "fork: Cannot allocate memory"))
+
+
+def test_an_image_metric_given_a_prediction_and_target_of_other_shapes_is_a_shape_mismatch() -> None:
+    # KAIR's PSNR check at the first validation: 3-channel SwinIR output against 1-channel X-ray targets
+    _named_not_near("b109i-kair-swinir-xray-sr-grayscale-target-vs-3-channel-output-l1-broadcast-warning-psnr-"
+                    "valueerror-at-iter-5000", "tensor-shape-mismatch/incompatible-shapes",
+                    ("Input images must have the same dimensions.", "Input images must be uint8."))
