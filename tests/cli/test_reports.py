@@ -10,6 +10,8 @@ import re
 from pathlib import Path
 from typing import Any, TextIO
 
+import pytest
+
 from tests.conftest import ROOT, run_cli
 
 EXAMPLE = str(ROOT / "examples" / "ddp-worker-killed")
@@ -163,3 +165,25 @@ def test_the_markdown_report_says_each_command_once() -> None:
     assert d.primary is not None
     for cmd in {*d.primary.verify, *(m.command for m in d.primary.missing)}:
         assert md.count(cmd) == 1, cmd
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif"])
+def test_a_machine_readable_report_is_written_in_one_call(fmt: str) -> None:
+    """json.dump writes token by token; with PYTHONUNBUFFERED=1 (most training containers set it) every
+    token was a system call. The report is one write, and it reads back as the whole document."""
+    import json
+
+    from trainmedic.api import diagnose
+    from trainmedic.report import FORMATS
+
+    writes: list[str] = []
+
+    class Counting(io.StringIO):
+        def write(self, s: str) -> int:
+            writes.append(s)
+            return super().write(s)
+
+    out = Counting()
+    FORMATS[fmt](diagnose(EXAMPLE), out, False)
+    assert len(writes) == 1
+    assert json.loads(out.getvalue())

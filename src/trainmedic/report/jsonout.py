@@ -30,8 +30,9 @@ from trainmedic.model import (
 
 
 def render(d: Diagnosis, out: TextIO, _color: bool = False) -> None:
-    json.dump(d.to_json(), out, indent=2, ensure_ascii=False)
-    out.write("\n")
+    # One write: json.dump writes token by token, and with PYTHONUNBUFFERED=1 (set in most training
+    # containers) each token is a system call, thousands for one diagnosis.
+    out.write(json.dumps(d.to_json(), indent=2, ensure_ascii=False) + "\n")
 
 
 def json_line(d: Diagnosis) -> str:

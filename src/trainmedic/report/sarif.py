@@ -98,5 +98,4 @@ def sarif(d: Diagnosis) -> dict[str, Any]:
 
 
 def render(d: Diagnosis, out: TextIO, _color: bool = False) -> None:
-    json.dump(sarif(d), out, indent=2, ensure_ascii=False)
-    out.write("\n")
+    out.write(json.dumps(sarif(d), indent=2, ensure_ascii=False) + "\n")  # one write (see jsonout.render)
