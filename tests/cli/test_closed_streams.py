@@ -69,3 +69,46 @@ def test_standard_input_twice_is_a_usage_error() -> None:
     result = subprocess.run([sys.executable, "-m", "trainmedic", "diagnose", "-", "-"], input=LOG,
                             capture_output=True, check=False, timeout=120)
     assert result.returncode == 2 and b"more than once" in result.stderr
+
+
+@pytest.mark.parametrize("unbuffered", ["1", ""])
+def test_a_one_shot_command_ends_without_teardown_and_loses_no_output(log: Path, unbuffered: str) -> None:
+    """diagnose leaves the process with os._exit once its output is flushed: the whole report arrives,
+    buffered or not, with its exit code."""
+    import json
+    import os
+
+    env = {**os.environ, "PYTHONUNBUFFERED": unbuffered}
+    done = subprocess.run([sys.executable, "-m", "trainmedic", "diagnose", str(log), "--json"], capture_output=True,
+                          timeout=120, check=False, env=env)
+    assert done.returncode == 1 and done.stderr == b""
+    assert json.loads(done.stdout)["verdict"] == "failure"
+
+
+def test_the_early_exit_waits_for_nothing_it_would_cut_short(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With another thread alive, or stdout that cannot be flushed, it returns: the ordinary exit runs."""
+    import threading
+
+    from trainmedic.cli import main as cli
+
+    exited: list[int] = []
+    monkeypatch.setattr(cli.os, "_exit", exited.append)
+    stop = threading.Event()
+    worker = threading.Thread(target=stop.wait)
+    worker.start()
+    try:
+        cli._exit_now(1)
+    finally:
+        stop.set()
+        worker.join()
+    assert exited == []
+    class Broken(io.StringIO):
+        def flush(self) -> None:
+            raise BrokenPipeError
+
+    monkeypatch.setattr(cli.sys, "stdout", Broken())
+    cli._exit_now(1)
+    assert exited == []
+    monkeypatch.setattr(cli.sys, "stdout", io.StringIO())
+    cli._exit_now(1)
+    assert exited == [1]
