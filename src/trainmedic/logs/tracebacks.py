@@ -206,6 +206,7 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
 _COLLAPSED_HEADER = "Traceback (most recent call last):"
 # In a collapsed paste the exception follows the last frame's source on the same line: the first name of an
 # exception class that a colon or the line's end follows ("raise StopIteration StopIteration").
+_COLLAPSED_FRAME = linear.Lazy(r'File "[^"\n]{1,1000}", line \d{1,9}, in ')  # (RE2: the whole line is searched)
 _COLLAPSED_EXCEPTION = linear.Lazy(r"(?:[A-Za-z_]\w{0,100}\.){0,10}[A-Z]\w{0,100}"
                                    r"(?:Error|Exception|Exit|Interrupt|Iteration|Failure)(?:: |:?[ \t]*$)")
 
@@ -217,11 +218,13 @@ def _collapsed(text: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     class ends it (read on, line by line, as before)."""
     at = text.find(_COLLAPSED_HEADER)
     rest = text[at + len(_COLLAPSED_HEADER):][:20000] if at >= 0 else ""
-    starts = [m.start() for m in _GLUED_FRAME.finditer(rest)]
+    if 'File "' not in rest:  # (the usual header, alone on its line: its patterns are not even compiled)
+        return None
+    starts = [m.start() for m in _COLLAPSED_FRAME.finditer(rest)]
     if not starts:
         return None
     frames = tuple(rest[a:b].strip() for a, b in zip(starts, [*starts[1:], len(rest)], strict=True))
-    last = _GLUED_FRAME.match(frames[-1])
+    last = _COLLAPSED_FRAME.match(frames[-1])
     source = frames[-1][last.end() if last else 0:]
     source = source.split(" ", 1)[1] if " " in source else ""  # (past the function's name)
     found = _COLLAPSED_EXCEPTION.search(source)
