@@ -39,9 +39,8 @@ def test_a_diagnosis_does_not_load_openssl(tmp_path: Path) -> None:
     log.write_text("step 1 loss 2.0\nRuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
     code = (
         "import sys\n"
-        "from trainmedic.cli.main import entry\n"
-        f"sys.argv = ['trainmedic', 'diagnose', '--json', {str(log)!r}]\n"
-        "try:\n    entry()\nexcept SystemExit:\n    pass\n"
+        "from trainmedic.cli.main import main\n"  # (not entry(): diagnose ends the process with os._exit)
+        f"main(['diagnose', '--json', {str(log)!r}])\n"
         "sys.stderr.write('LOADED ' + str('_hashlib' in sys.modules))\n"
     )
     env = {**os.environ, "TRAINMEDIC_CACHE_DIR": str(tmp_path / "cache")}
