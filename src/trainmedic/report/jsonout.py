@@ -31,7 +31,7 @@ from trainmedic.model import (
 
 def render(d: Diagnosis, out: TextIO, _color: bool = False) -> None:
     # One write: json.dump writes token by token, and with PYTHONUNBUFFERED=1 (set in most training
-    # containers) each token is a system call, thousands for one diagnosis.
+    # containers) each token is a system call of its own.
     out.write(json.dumps(d.to_json(), indent=2, ensure_ascii=False) + "\n")
 
 
