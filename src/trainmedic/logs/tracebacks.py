@@ -203,10 +203,11 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
                      truncated=not exceptions, dump=sample)
 
 
+_FRAME_START = r'File "[^"\n]{1,1000}", line \d{1,9}, in '  # a frame's line up to its function's name
 _COLLAPSED_HEADER = "Traceback (most recent call last):"
 # In a collapsed paste the exception follows the last frame's source on the same line: the first name of an
 # exception class that a colon or the line's end follows ("raise StopIteration StopIteration").
-_COLLAPSED_FRAME = linear.Lazy(r'File "[^"\n]{1,1000}", line \d{1,9}, in ')  # (RE2: the whole line is searched)
+_COLLAPSED_FRAME = linear.Lazy(_FRAME_START)  # (RE2: the whole line is searched)
 _COLLAPSED_EXCEPTION = linear.Lazy(r"(?:[A-Za-z_]\w{0,100}\.){0,10}[A-Z]\w{0,100}"
                                    r"(?:Error|Exception|Exit|Interrupt|Iteration|Failure)(?:: |:?[ \t]*$)")
 
@@ -220,18 +221,16 @@ def _collapsed(text: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     rest = text[at + len(_COLLAPSED_HEADER):][:20000] if at >= 0 else ""
     if 'File "' not in rest:  # (the usual header, alone on its line: its patterns are not even compiled)
         return None
-    starts = [m.start() for m in _COLLAPSED_FRAME.finditer(rest)]
+    starts = list(_COLLAPSED_FRAME.finditer(rest))
     if not starts:
         return None
-    frames = tuple(rest[a:b].strip() for a, b in zip(starts, [*starts[1:], len(rest)], strict=True))
-    last = _COLLAPSED_FRAME.match(frames[-1])
-    source = frames[-1][last.end() if last else 0:]
-    source = source.split(" ", 1)[1] if " " in source else ""  # (past the function's name)
+    _, _, source = rest[starts[-1].end():].partition(" ")  # (past the last frame's function)
     found = _COLLAPSED_EXCEPTION.search(source)
     if found is None:
         return None
-    cut = len(frames[-1]) - len(source) + found.start()
-    return (*frames[:-1], frames[-1][:cut].strip()), (source[found.start():].strip(),)
+    ends = [m.start() for m in starts[1:]] + [len(rest) - len(source) + found.start()]
+    frames = tuple(rest[m.start():end].strip() for m, end in zip(starts, ends, strict=True))
+    return frames, (source[found.start():].strip(),)
 
 
 # What indents a frame's lines: spaces and tabs, and the no-break and ideographic spaces a paste through a
@@ -239,7 +238,7 @@ def _collapsed(text: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
 INDENT = (" ", "\t", "\u00a0", "\u3000")
 _MARKERS = re.compile(r"[\^~]{1,1000}")
 _RAISING = re.compile(r"raise\b")  # a frame's source line that raises: 'raise self._return_value', a bare 'raise'
-_GLUED_FRAME = re.compile(r'File "[^"\n]{1,1000}", line \d{1,9}, in ')
+_GLUED_FRAME = re.compile(_FRAME_START)
 _EXCEPTION_START = re.compile(r"[A-Za-z_][\w.]{0,200}: ")  # "RuntimeError: ... File "code.py", line 3, in f"
 # torchrun's agent on Ctrl-C: its handler raises SignalException for SIGINT (2), as Python raises KeyboardInterrupt
 _AGENT_SIGINT = re.compile(r"\bSignalException: Process \d{1,10} got signal: 2[ \t]*$")
