@@ -1,4 +1,4 @@
-"""The tail's forms of progress and of an end: a bar in YOLOv5's own format, a shell's prompt alone."""
+"""The tail's forms of progress and of an end: bars in YOLOv5's and Ultralytics' own formats, a shell's prompt alone."""
 
 from __future__ import annotations
 
@@ -27,6 +27,24 @@ def test_yolov5s_own_bar_format_is_progress(tmp_path: Path) -> None:
     s = _scan(tmp_path, BAR)
     p = next(iter(s.progress.values()))
     assert p.step == 48 and s.tqdm_incomplete[None]
+
+
+# Ultralytics' own TQDM (ultralytics/utils/tqdm.py, which replaced tqdm in 8.3): "{desc}: {percent:.0f}% {bar}
+# {n}/{total} {rate} {elapsed}{<remaining}", the bar twelve of ━ ─ ╸ (a YOLOv8s notebook's epoch line).
+GLYPH_BAR = ("      1/100      7.49G      1.435      2.321      1.633         48        640: 52% ━━━━━━────── 33/64 "
+             "1.3s/it 51.5s<40.1s\n")
+
+
+def test_ultralytics_own_bar_is_progress(tmp_path: Path) -> None:
+    s = _scan(tmp_path, GLYPH_BAR)
+    p = next(iter(s.progress.values()))
+    assert p.step == 33 and s.tqdm_incomplete[None]
+
+
+def test_a_percentage_and_count_without_the_bar_glyphs_is_no_bar(tmp_path: Path) -> None:
+    # near miss: the same words with an ASCII rule in place of the glyphs (a table's separator) show no step
+    s = _scan(tmp_path, GLYPH_BAR.replace("━━━━━━──────", "------------"))
+    assert all(p.step != 33 for p in s.progress.values())
 
 
 @pytest.mark.parametrize("prompt", [

@@ -3385,8 +3385,10 @@ def test_a_jump_that_leaves_the_loss_below_where_training_began_is_noise_not_a_s
     case = ("b105e-bert-base-sequence-classification-finetune-nohup-unused-weights-pad-to-max-length-futurewarning-"
             "test-accuracy")
     assert _diagnose(case).verdict == "healthy"
-    # near miss: the same batch's loss above the first one (5.2 against 0.69) is a jump the run had not been at
-    assert _primary_if_changed(case, ("loss:  0.15789084136486053", "loss:  5.15789084136486053")) == \
+    # near miss: the same batch's loss above the first one (5.2 against 0.69), and the last one still above it,
+    # is a jump the run had not been at and did not come back from
+    assert _primary_if_changed(case, ("loss:  0.15789084136486053", "loss:  5.15789084136486053"),
+                               ("loss:  0.07570521533489227", "loss:  4.07570521533489227")) == \
         "loss-spike/spike-detected"
 
 
@@ -3423,8 +3425,10 @@ def test_a_gan_player_s_loss_jumping_is_the_game_not_a_divergence() -> None:
     # discriminator's loss rises whenever the generator gains, over 400 epochs that finish
     case = "b106b-healthy-quantgan-gaussianize-no-convergence-userwarning-400-epochs-generator-saved"
     assert _diagnose(case).verdict == "healthy"
-    # near miss: the same figures as the training loss are a jump far above where it began
-    assert _primary_if_changed(case, ("Discriminator Loss: ", "Loss: ")) == "loss-spike/spike-detected"
+    # near miss: the same figures as the training loss, ending above where it began (2.3 against 0.34, not the
+    # 0.125 it came back to), are a jump that stayed up
+    assert _primary_if_changed(case, ("Discriminator Loss: ", "Loss: "),
+                               ("Loss: 0.12531194", "Loss: 2.12531194")) == "loss-spike/spike-detected"
 
 
 def test_a_loss_after_an_evaluation_s_tag_is_held_out_data_not_training() -> None:
@@ -3507,3 +3511,47 @@ def test_an_image_metric_given_a_prediction_and_target_of_other_shapes_is_a_shap
     _named_not_near("b109i-kair-swinir-xray-sr-grayscale-target-vs-3-channel-output-l1-broadcast-warning-psnr-"
                     "valueerror-at-iter-5000", "tensor-shape-mismatch/incompatible-shapes",
                     ("Input images must have the same dimensions.", "Input images must be uint8."))
+
+
+def test_ctrl_c_on_a_run_whose_progress_is_an_ultralytics_bar_is_a_stop_by_hand() -> None:
+    # a YOLOv8s notebook stopped half-way through epoch 1: Ultralytics' own bar is the run's progress
+    case = "b110d-healthy-yolov8s-drone-mps-libpng-iccp-corrupt-jpeg-restored-warnings-training-starts-ctrl-c-epoch-1"
+    assert _diagnose(case).verdict == "healthy"
+    # near miss: with no progress shown before it, the interrupt ended a run nobody saw training
+    d = Diagnoser().diagnose(Named("output.log", "\n".join(
+        ln for ln in _case(case).log.splitlines() if "━" not in ln).encode()))
+    assert d.verdict == "failure"
+
+
+@pytest.mark.parametrize("case_id", [
+    "b110b-deepbeachstate-resnet-visualize-ioerror-output-dir-missing",  # Python 2's IOError, open(..., 'wb')
+    # PIL's Image.save under torchvision's save_image opens "w+b" (IPython's frames)
+    "b109d-dcgan-save-image-filename-embeds-dataset-repr-no-such-directory-after-first-batch",
+])
+def test_opening_a_file_to_write_in_a_missing_directory_is_the_missing_directory(case_id: str) -> None:
+    d = _diagnose(case_id)
+    assert d.primary is not None and d.primary.id == "checkpoint-permission-error/missing-parent-directory"
+
+
+def test_a_file_opened_to_read_that_is_not_there_is_no_missing_output_directory() -> None:
+    # near miss: the same traceback opening its file to read ("rb") is a missing input, not an output directory
+    case = "b110b-deepbeachstate-resnet-visualize-ioerror-output-dir-missing"
+    assert _primary_if_changed(case, (".pickle'.format(modelname, pid[:-4]), 'wb')", ".pickle'.format(modelname, "
+                                      "pid[:-4]), 'rb')")) == "unclassified-failure/uncaught-exception"
+
+
+def test_a_bare_assertion_in_fsdps_optimizer_state_conversion_is_the_optimizer_state_mismatch() -> None:
+    # COAT's FP8 optimizer state saved through FSDP.full_optim_state_dict: `assert dtype == info.dtype`
+    _named_not_near("b110c-coat-fp8-llama-finetune-fsdp-full-optim-state-save-dtype-assertion",
+                    "fsdp-failure/optim-state-mismatch",
+                    ("fsdp/_optim_utils.py", "fsdp/_runtime_utils.py"))
+
+
+def test_a_noisy_per_batch_loss_that_ends_below_its_first_figure_has_not_diverged() -> None:
+    # overlapping-NER's per-batch loss: 0.066 on a batch of one sentence, 8.4 later, 2.6 at the end (first: 3.2)
+    case = ("b110d-healthy-overlapping-ner-em18-per-batch-loss-swings-0-07-to-8-7-with-batch-size-and-length-dev-"
+            "f1-0-75-epoch-13")
+    assert _diagnose(case).verdict == "healthy"
+    # near miss: the last loss above the first figure (and 10x the minimum) stays a jump that did not come back
+    changed = ("loss 2.6043624877929688", "loss 5.6043624877929688")
+    assert _primary_if_changed(case, changed) == "loss-spike/spike-detected"

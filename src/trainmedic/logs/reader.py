@@ -96,6 +96,7 @@ _STEP = re.compile(STEP_WORDS + r"(\d{1,18}(?!\d))")  # (scan.database: the word
 _TQDM = re.compile(r"(\d{1,18}(?!\d))/(\d{1,18}(?!\d)) \[")
 # (YOLOv5's bar format: the count after the bar's pipe, then only the elapsed time, "| 0/402 00:20")
 _TQDM_ELAPSED = re.compile(r"\| ?(\d{1,18})/(\d{1,18}) \d{1,3}:\d\d")
+_TQDM_GLYPHS = re.compile(r"% (?:━|─|╸){1,60} (\d{1,18})/(\d{1,18}) ")  # Ultralytics' own bar (scan.database)
 # A bar with no total (an iterable without len): "loss: 0.53: : 120it [00:08, 14.2it/s]"
 _TQDM_COUNT = re.compile(r"(?<![\w.])(\d{1,18})it \[\d[\d:]*[,<]")
 _EPOCH = re.compile(EPOCH_WORDS + r"(\d{1,18}(?!\d))")
@@ -826,7 +827,7 @@ class Reader:
                 continue
             rank = att.rank if att.rank is not None else file_rank
             step = None
-            tq = _TQDM.search(att.rest) or _TQDM_ELAPSED.search(att.rest)
+            tq = _TQDM.search(att.rest) or _TQDM_ELAPSED.search(att.rest) or _TQDM_GLYPHS.search(att.rest)
             if tq and (int(tq.group(2)) <= 1 or _SETUP_BAR.search(vis)):
                 # A bar of one item ("Writing model shards: 1/1 [...]") is one operation's, not the
                 # training loop's, nor is a setup step's (_SETUP_BAR): it says nothing about training going on.

@@ -119,7 +119,10 @@ def loss_jumped(library: Library, progress: dict[int | None, RankProgress], fini
         worst = max(jumps, key=lambda p: p.spike[2] if p.spike else 0.0)
         assert worst.spike is not None and worst.loss_min is not None and worst.loss_last is not None
         line, text, ratio = worst.spike
-        back = worst.loss_last <= RECOVERED * worst.loss_min  # (a loss ending at 0 is back at its minimum)
+        # (a loss ending at 0 is back at its minimum; one ending no higher than its first figure is back where
+        # training began: the jump was measured from one low batch of a noisy per-batch loss, and nothing diverged)
+        back = worst.loss_last <= RECOVERED * worst.loss_min or (
+            worst.loss_first is not None and worst.loss_last <= worst.loss_first)
         # (the minimum is the run's, later than the jump when the loss went lower after it: a 0 it reached
         # then is no figure the jump was measured from)
         why = (f"the loss jumped to {ratio:,.0f} times its earlier minimum"

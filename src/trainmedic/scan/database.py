@@ -82,8 +82,11 @@ STRUCTURE: tuple[Pattern, ...] = (
 
 # A tqdm bar: "37/100 [00:12<00:21, ...]", or with no total (an iterable without len) "120it [00:08, 14.2it/s]".
 # (YOLOv5's and YOLOv9's own bar format, "{l_bar}{bar:10}| {n_fmt}/{total_fmt} {elapsed}", ends "| 0/402 00:20".)
+# (Ultralytics' own TQDM, which replaced tqdm in 8.3: "{desc}: {percent}% {bar} {n}/{total} {rate} {elapsed}",
+# its bar twelve of ━ ─ ╸: "640: 52% ━━━━━━────── 33/64 1.3s/it 51.5s<40.1s".)
 # One definition: the scanner's progress sign, and the traceback reader's test for a bar glued to a line.
-TQDM_BAR = r"\d+/\d+ \[\d[\d:]*<|\d+it \[\d[\d:]*[,<]|\| ?\d+/\d+ \d{1,3}:\d\d(?::\d\d)?(?:\s|$)"
+TQDM_BAR = (r"\d+/\d+ \[\d[\d:]*<|\d+it \[\d[\d:]*[,<]|\| ?\d+/\d+ \d{1,3}:\d\d(?::\d\d)?(?:\s|$)|"
+            r"% (?:━|─|╸){1,60} \d+/\d+ ")
 
 # The words before a step or epoch count (the reader reads the number after them): "step 12", "iter=3",
 # a JSON or dict record's quoted key ('"step": 4000', "'epoch': 1"). (A word of its own for the epoch: a
