@@ -3555,3 +3555,10 @@ def test_a_noisy_per_batch_loss_that_ends_below_its_first_figure_has_not_diverge
     # near miss: the last loss above the first figure (and 10x the minimum) stays a jump that did not come back
     changed = ("loss 2.6043624877929688", "loss 5.6043624877929688")
     assert _primary_if_changed(case, changed) == "loss-spike/spike-detected"
+
+
+def test_a_first_byte_neither_zip_nor_pickle_is_a_file_that_is_not_a_checkpoint() -> None:
+    # DDAD's diffusion weights fetched from Google Drive: torch.load's legacy path reads '\x9e' as an opcode
+    _named_not_near("b110g-ddad-colab-finetuning-torch-load-downloaded-checkpoint-invalid-load-key",
+                    "corrupted-checkpoint/not-a-checkpoint",
+                    ("invalid load key, '\\x9e'", "invalid load key, '\\x00'"))
