@@ -416,8 +416,9 @@ class RankProgress:
     losses: int = 0
     # (line, text, loss / earlier minimum) of the largest jump that took the loss above its first figure
     spike: tuple[int, str, float] | None = None
-    # AverageMeter's iteration 0 ("Time 203.6 (203.6)  Data 196.4 (196.4)"): the workers' start-up, left
-    # out of the running averages later lines give (step time, data time).
+    # AverageMeter's iteration 0 ("Time 203.6 (203.6)  Data 196.4 (196.4)"), or a run's first record of
+    # "time: ..., data_time: ...": the workers' start-up, left out of the times later lines give (step time,
+    # data time).
     first_meters: tuple[float, float] | None = None
     # (line, text, metric lines since) where the loss turned NaN or Inf, when no finite loss came after:
     # the run went on computing nothing from there.

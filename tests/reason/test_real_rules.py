@@ -3562,3 +3562,20 @@ def test_a_first_byte_neither_zip_nor_pickle_is_a_file_that_is_not_a_checkpoint(
     _named_not_near("b110g-ddad-colab-finetuning-torch-load-downloaded-checkpoint-invalid-load-key",
                     "corrupted-checkpoint/not-a-checkpoint",
                     ("invalid load key, '\\x9e'", "invalid load key, '\\x00'"))
+
+
+def test_a_model_output_unpacked_as_a_tuple_hands_its_keys_to_the_next_op() -> None:
+    # KoBERT's classifier under transformers 4: `_, pooler = self.bert(...)` unpacks a ModelOutput's keys
+    _named_not_near("b110p-kobert-nsmc-dropout-input-must-be-tensor-not-str-return-dict-ko",
+                    "dependency-version-mismatch/api-changed", ("must be Tensor, not str", "must be Tensor, not int"))
+
+
+def test_the_first_timing_record_of_a_run_is_its_start_up_not_its_input_pipeline() -> None:
+    # OpenSelfSup's linear evaluation: "time: 0.597, data_time: 0.514" over iterations 1-50, then 0.09 / 0.015
+    case = "b110n-openselfsup-byol-linear-eval-lr-30-loss-60-to-135-finite-while-accuracy-rises"
+    assert _diagnose(case).verdict == "healthy"
+    # near miss: the same records with the data time of the later ones as high as the first's are starved
+    changed = [(f"data_time: {t}", "data_time: 0.071") for t in ("0.018", "0.014", "0.016", "0.011")]
+    assert _primary_if_changed(case, *changed) == "input-pipeline-starvation/slow-input"
+    # and a paste that starts mid-run (mmdetection's iterations 5231-5233) has no start-up to leave out
+    assert _diagnose("more2-starvation-mmdet-cascade-data-time-dominates").primary is not None
