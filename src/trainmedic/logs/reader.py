@@ -53,6 +53,7 @@ from trainmedic.model import (
 from trainmedic.scan.database import (
     EPOCH_WORDS,
     ERROR_LEVEL,
+    GLYPH_BAR,
     OWN_RANK,
     PHASES,
     PROGRESS,
@@ -96,7 +97,7 @@ _STEP = re.compile(STEP_WORDS + r"(\d{1,18}(?!\d))")  # (scan.database: the word
 _TQDM = re.compile(r"(\d{1,18}(?!\d))/(\d{1,18}(?!\d)) \[")
 # (YOLOv5's bar format: the count after the bar's pipe, then only the elapsed time, "| 0/402 00:20")
 _TQDM_ELAPSED = re.compile(r"\| ?(\d{1,18})/(\d{1,18}) \d{1,3}:\d\d")
-_TQDM_GLYPHS = re.compile(r"% (?:━|─|╸){1,60} (\d{1,18})/(\d{1,18}) ")  # Ultralytics' own bar (scan.database)
+_TQDM_GLYPHS = re.compile(GLYPH_BAR + r"(\d{1,18})/(\d{1,18}) ")  # Ultralytics' own bar (scan.database)
 # A bar with no total (an iterable without len): "loss: 0.53: : 120it [00:08, 14.2it/s]"
 _TQDM_COUNT = re.compile(r"(?<![\w.])(\d{1,18})it \[\d[\d:]*[,<]")
 _EPOCH = re.compile(EPOCH_WORDS + r"(\d{1,18}(?!\d))")

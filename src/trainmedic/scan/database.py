@@ -85,8 +85,9 @@ STRUCTURE: tuple[Pattern, ...] = (
 # (Ultralytics' own TQDM, which replaced tqdm in 8.3: "{desc}: {percent}% {bar} {n}/{total} {rate} {elapsed}",
 # its bar twelve of ━ ─ ╸: "640: 52% ━━━━━━────── 33/64 1.3s/it 51.5s<40.1s".)
 # One definition: the scanner's progress sign, and the traceback reader's test for a bar glued to a line.
+GLYPH_BAR = r"% (?:━|─|╸){1,60} "  # Ultralytics' percentage and bar; its count follows (the reader reads it)
 TQDM_BAR = (r"\d+/\d+ \[\d[\d:]*<|\d+it \[\d[\d:]*[,<]|\| ?\d+/\d+ \d{1,3}:\d\d(?::\d\d)?(?:\s|$)|"
-            r"% (?:━|─|╸){1,60} \d+/\d+ ")
+            + GLYPH_BAR + r"\d+/\d+ ")
 
 # The words before a step or epoch count (the reader reads the number after them): "step 12", "iter=3",
 # a JSON or dict record's quoted key ('"step": 4000', "'epoch': 1"). (A word of its own for the epoch: a
