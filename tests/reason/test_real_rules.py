@@ -3579,3 +3579,29 @@ def test_the_first_timing_record_of_a_run_is_its_start_up_not_its_input_pipeline
     assert _primary_if_changed(case, *changed) == "input-pipeline-starvation/slow-input"
     # and a paste that starts mid-run (mmdetection's iterations 5231-5233) has no start-up to leave out
     assert _diagnose("more2-starvation-mmdet-cascade-data-time-dominates").primary is not None
+
+
+def test_an_assignment_a_newer_base_class_made_read_only_is_an_api_change() -> None:
+    # COMET's BART fine-tuning under Lightning 1.6: `self.hparams = hparams` reaches nn.Module.__setattr__'s
+    # object.__setattr__, which refuses it (hparams became a property)
+    _named_not_near("b111b-comet-atomic-bart-finetune-pl163-macos-hparams-cant-set-attribute",
+                    "dependency-version-mismatch/api-changed",
+                    ("AttributeError: can't set attribute", "AttributeError: 'SummarizationModule' has no 'hparams'"))
+    # near miss: the same refusal raised in the project's own frame (not nn.Module's) is the project's code
+    assert _primary_if_changed("b111b-self-supervised-moco-windows-lightning-hparams-cant-set-attribute",
+                               ("object.__setattr__(self, name, value)", "self.config.lr = lr")) != (
+        "dependency-version-mismatch/api-changed")
+
+
+def test_torchvisions_ops_missing_for_this_torch_are_an_extension_built_for_another_torch() -> None:
+    # kohya's Colab trainer after Colab's torch moved on: "operator torchvision::nms does not exist"
+    _named_not_near("b111b-kohya-colab-lora-trainer-torchvision-nms-does-not-exist-torch-upgraded",
+                    "missing-cuda-libraries/extension-abi-mismatch", ("torchvision::nms", "mylib::nms"))
+
+
+def test_torch_1x_cpu_allocators_failed_posix_memalign_is_a_host_allocation_failure() -> None:
+    case = "b111d-chrischute-squad-train-enforce-fail-cpuallocator-56-posix-memalign-12-vs-0"
+    _named_not_near(case, "host-oom/cpu-allocation-failure", ("posix_memalign(&data,", "posix_memalign(&ptr,"))
+    # and the near miss, an enforce no fingerprint knows, is still a failure, never a healthy run
+    log = _case(case).log.replace("posix_memalign(&data,", "posix_memalign(&ptr,")
+    assert Diagnoser().diagnose(Named("output.log", log.encode())).verdict == "failure"
