@@ -3605,3 +3605,20 @@ def test_torch_1x_cpu_allocators_failed_posix_memalign_is_a_host_allocation_fail
     # and the near miss, an enforce no fingerprint knows, is still a failure, never a healthy run
     log = _case(case).log.replace("posix_memalign(&data,", "posix_memalign(&ptr,")
     assert Diagnoser().diagnose(Named("output.log", log.encode())).verdict == "failure"
+
+
+def test_a_plugin_loader_that_finds_the_build_lock_and_says_no_more_waits_on_a_stale_lock() -> None:
+    # nvdiffrast: "Lock file exists in build directory: '.../nvdiffrast_plugin/lock'", then nothing (stuck)
+    case = "b112a-nvdiffrast-plugin-stale-lock-file-exists-script-stuck"
+    _named_not_near(case, "training-hang/extension-build-lock", ("/lock'", "/lock', removing"))
+    # near miss: the same notice followed by the build's load and training is a run that went on
+    log = _case(case).log.rstrip("\n") + "\nLoading extension module nvdiffrast_plugin...\n" + "".join(
+        f"Epoch {i}/3: loss {0.6 - i / 10:.2f}\n" for i in range(1, 4)) + "Training complete.\n"
+    _assert_healthy(log)
+
+
+def test_a_link_the_filesystem_does_not_support_is_a_refused_symlink() -> None:
+    # Composer's latest-rank0.pt link on a network drive: "[Errno 524] Unknown error 524: 'src' -> 'link'"
+    _named_not_near("b112b-composer-llm-foundry-latest-symlink-network-drive-errno-524",
+                    "checkpoint-permission-error/symlink-unsupported",
+                    ("'ep0-ba2-rank0.pt' -> '/network", "'/network"))
