@@ -3622,3 +3622,9 @@ def test_a_link_the_filesystem_does_not_support_is_a_refused_symlink() -> None:
     _named_not_near("b112b-composer-llm-foundry-latest-symlink-network-drive-errno-524",
                     "checkpoint-permission-error/symlink-unsupported",
                     ("'ep0-ba2-rank0.pt' -> '/network", "'/network"))
+
+
+def test_htcondors_memory_hold_is_the_jobs_memory_limit() -> None:
+    # CHTC's GPU Lab PyTorch example held: "Docker job has gone over memory limit of 1024 Mb"
+    _named_not_near("b113a-chtc-htcondor-gpulab-pytorch-example-held-docker-job-over-memory-limit-1024mb",
+                    "host-oom/oom-killer", ("has gone over memory limit of 1024 Mb", "has gone over its runtime"))
