@@ -1031,15 +1031,16 @@ def _metrics(prev: RankProgress | None, now: RankProgress, text: str) -> RankPro
     else:
         data = _DATA_TIME.search(text)
         step = _STEP_TIME.search(text) if data is not None else None
-        if (data is not None and step is not None and timed == 0 and first_meters is None
-                and now.step is not None and now.step <= AVERAGED and (now.epoch is None or now.epoch <= 1)):
-            # The run's first record (its first epoch, within its first AVERAGED steps) holds the start-up in its
-            # times (workers forked, the first batches loaded while nothing else could run: MMCV's "time: 0.597,
-            # data_time: 0.514" over its first 50 iterations), as AverageMeter's iteration 0 does: left out, the
-            # later records say how the run goes. (A paste that starts mid-run has no start-up to leave out.)
-            first_meters = (float(step[1]), float(data[1]))
-        elif data is not None and step is not None:
-            step_time, data_time, timed = step_time + float(step[1]), data_time + float(data[1]), timed + 1
+        if data is not None and step is not None:
+            if (timed == 0 and first_meters is None and now.step is not None and now.step <= AVERAGED
+                    and (now.epoch is None or now.epoch <= 1)):
+                # The run's first record (its first epoch, within its first AVERAGED steps) holds the start-up in
+                # its times (workers forked, the first batches loaded while nothing else could run: MMCV's "time:
+                # 0.597, data_time: 0.514" over its first 50 iterations), as AverageMeter's iteration 0 does: left
+                # out, the later records say how the run goes. (A paste that starts mid-run has none to leave out.)
+                first_meters = (float(step[1]), float(data[1]))
+            else:
+                step_time, data_time, timed = step_time + float(step[1]), data_time + float(data[1]), timed + 1
     nonfinite = prev.nonfinite if prev else None
     vanished = prev.vanished if prev else None
     loss_m = _training_loss(_LOSS, text)
