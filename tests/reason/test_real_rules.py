@@ -3628,3 +3628,22 @@ def test_htcondors_memory_hold_is_the_jobs_memory_limit() -> None:
     # CHTC's GPU Lab PyTorch example held: "Docker job has gone over memory limit of 1024 Mb"
     _named_not_near("b113a-chtc-htcondor-gpulab-pytorch-example-held-docker-job-over-memory-limit-1024mb",
                     "host-oom/oom-killer", ("has gone over memory limit of 1024 Mb", "has gone over its runtime"))
+
+
+def test_an_unsized_bar_in_its_own_unit_still_at_zero_after_an_exception_is_no_progress() -> None:
+    # diff-svc's trainer (tqdm, unit "batch"): the AssertionError, then the bar's closing render
+    # "Epoch 1: : 0batch [00:16, ?batch/s]": its count, 0, is the step, not the epoch before it
+    case = "b115a-diffsvc-cuda-visible-devices-unset-amp-gradscaler-cpu-loss-assert"
+    d = _diagnose(case)
+    assert d.verdict == "failure" and d.primary is not None
+    assert d.primary.id == "unclassified-failure/uncaught-exception"
+    # near miss: the same bar having counted batches after the assertion is a run that went on
+    log = _case(case).log.replace(": 0batch [00:16, ?batch/s]", ": 57batch [00:16, 3.52batch/s]")
+    _assert_healthy(log)
+
+
+def test_a_watchdog_timeout_rewrapped_by_hand_still_reads_as_the_watchdogs() -> None:
+    # OLMo-core's FSDP2 reduce-scatter: the report wrapped at the work's commas, "ran for 1800003
+    # milliseconds before timing out." alone on its line
+    _named_not_near("b115d-olmo-core-hybrid-7b-sft-fsdp2-reduce-scatter-stall-watchdog-timeout",
+                    "nccl-timeout/watchdog-timeout", ("before timing out.", "before it was cancelled."))

@@ -98,8 +98,10 @@ _TQDM = re.compile(r"(\d{1,18}(?!\d))/(\d{1,18}(?!\d)) \[")
 # (YOLOv5's bar format: the count after the bar's pipe, then only the elapsed time, "| 0/402 00:20")
 _TQDM_ELAPSED = re.compile(r"\| ?(\d{1,18})/(\d{1,18}) \d{1,3}:\d\d")
 _TQDM_GLYPHS = re.compile(GLYPH_BAR + r"(\d{1,18})/(\d{1,18}) ")  # Ultralytics' own bar (scan.database)
-# A bar with no total (an iterable without len): "loss: 0.53: : 120it [00:08, 14.2it/s]"
-_TQDM_COUNT = re.compile(r"(?<![\w.])(\d{1,18})it \[\d[\d:]*[,<]")
+# A bar with no total (an iterable without len): "loss: 0.53: : 120it [00:08, 14.2it/s]", in the bar's own unit
+# when the script names one (tqdm's "{n}{unit} [{elapsed}, {rate}]": "Epoch 1: : 0batch [00:16, ?batch/s]",
+# whose count, not the epoch before it, is the step)
+_TQDM_COUNT = re.compile(r"(?<![\w.])(\d{1,18})[A-Za-z]{1,16} \[\d[\d:]*[,<]")
 _EPOCH = re.compile(EPOCH_WORDS + r"(\d{1,18}(?!\d))")
 # The iteration within the epoch: MMEngine's "[200/62598]", pytorch/examples' "[2700/60000 (4%)]", timm's
 # padded "[ 300/5004 (  6%)]"
