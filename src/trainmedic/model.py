@@ -115,6 +115,7 @@ class Cause:
     bottomed_as: str | None = None
     finished_as: str | None = None  # this stop, after the run said training finished, is that cause
     after_finish: bool = False  # named by another cause's finished_as: a stop that outlived the work
+    exit_order: bool = False  # after the run said training finished: its processes exiting, rank 0 first
     # The same error after the run made progress is that cause (a store the job cannot reach once it
     # has trained is a store that went away)
     mid_run_as: str | None = None

@@ -175,6 +175,9 @@ class CauseSpec(_Strict):
     # cause (one with `after_finish`): the processes outlived their work.
     finished_as: str | None = None
     after_finish: bool = False
+    # Its lines after the run said training finished are its processes exiting in another order (the
+    # store's host, rank 0, first): what the others then lose ended no work.
+    exit_order: bool = False
     # The same error after the run made progress is this other cause.
     mid_run_as: str | None = None
     # Its worker_exit lines alone, after the workers' own output and no error of theirs, are this cause.
@@ -313,6 +316,7 @@ def _to_entry(spec: EntrySpec, source: str) -> Entry:
             stranded_as=c.stranded_as,
             finished_as=c.finished_as,
             after_finish=c.after_finish,
+            exit_order=c.exit_order,
             mid_run_as=c.mid_run_as,
             silent_exit_as=c.silent_exit_as,
             silent_exit=c.silent_exit,

@@ -3647,3 +3647,15 @@ def test_a_watchdog_timeout_rewrapped_by_hand_still_reads_as_the_watchdogs() -> 
     # milliseconds before timing out." alone on its line
     _named_not_near("b115d-olmo-core-hybrid-7b-sft-fsdp2-reduce-scatter-stall-watchdog-timeout",
                     "nccl-timeout/watchdog-timeout", ("before timing out.", "before it was cancelled."))
+
+
+def test_the_store_lost_after_the_run_said_it_finished_is_its_processes_exiting() -> None:
+    # MLPerf BERT: run_stop with status success, then rank 12's heartbeat monitor finds rank 0's TCPStore
+    # gone ("recvValue failed ... got 0 bytes", "Failed to check the \"should dump\" flag")
+    case = "b93a-mlperf-dell-2node-b200-bert-tcpstore-recv-failed-should-dump-after-run-stop"
+    d = _diagnose(case)
+    assert d.verdict == "healthy", d.primary
+    assert any("after the run said training finished" in n for n in d.notes)
+    # near miss: the same lines after a run_stop that did not succeed are a failure
+    log = _case(case).log.replace('"status": "success"', '"status": "aborted"')
+    assert Diagnoser().diagnose(Named("output.log", log.encode())).verdict == "failure"

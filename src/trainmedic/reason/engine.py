@@ -569,6 +569,13 @@ def _verdict(ctx: Context) -> Diagnosis:
         )))
     if initiating:
         return _from_initiating(ctx, base, initiating, collateral_events, confirmed, context, warnings)
+    exited = [e for e in collateral_events if _exit_order(ctx, e)]
+    if exited and len(exited) == len(collateral_events):
+        # Only the store lost, after the run said training finished: rank 0, the store's host, exited
+        # first and the others' last store calls found it gone. The work was done.
+        return replace(base, notes=(*base.notes, *(
+            f"error at {_where(e)} ({e.cause}) after the run said training finished: its processes exiting "
+            f"in another order, not a failure" for e in exited[:5])))
     if collateral_events:
         return _cascade_only(ctx, base, collateral_events, progress, explained)
     finished = any(s.done for s in ctx.scans)
@@ -706,6 +713,15 @@ def _finished(ctx: Context, e: Event) -> Event:
     return replace(e, cause=target, role=ctx.library.cause(target).role, ambiguous=False,
                    evidence=(*e.evidence, Line(e.path, e.line, said, e.rank)),
                    fingerprints=((f"{target}#stopped-after-finish", e.weight),))
+
+
+def _exit_order(ctx: Context, e: Event) -> bool:
+    """The event's cause reads as processes exiting in another order (`exit_order`), and its input said
+    training finished before it."""
+    if not ctx.library.cause(e.cause).exit_order:
+        return False
+    done = max((s.done_line for s in ctx.scans if s.path == e.path and s.done), default=0)
+    return 0 < done < e.line
 
 
 def _mid_run(ctx: Context, e: Event) -> Event:
