@@ -156,3 +156,13 @@ def test_a_traceback_pasted_on_one_line_ends_in_its_exception() -> None:
     assert whole is not None and whole.final == "ValueError: x"
     cut = line.replace(" raise StopIteration StopIteration", " raise StopIteration here")
     assert assemble_traceback([cut.encode()], "issue.log", 1, None) is None
+
+
+@pytest.mark.parametrize("crash", [b"Segmentation fault (core dumped)", b"Aborted (core dumped)", b"Bus error"])
+def test_the_shells_crash_report_ends_an_exceptions_message(crash: bytes) -> None:
+    # the shell prints how the process died once it is gone: never more of the exception's message,
+    # which may run on (NCCL's "Last error:" detail) on lines of its own
+    lines = [*_AGENT[:3], b"RuntimeError: NCCL error: unhandled system error", b"Last error:", crash]
+    tb = assemble_traceback(lines, "run.log", 1, None)
+    assert tb is not None and tb.last_line == 5
+    assert tb.final == "RuntimeError: NCCL error: unhandled system error Last error:"

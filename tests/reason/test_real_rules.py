@@ -3659,3 +3659,16 @@ def test_the_store_lost_after_the_run_said_it_finished_is_its_processes_exiting(
     # near miss: the same lines after a run_stop that did not succeed are a failure
     log = _case(case).log.replace('"status": "success"', '"status": "aborted"')
     assert Diagnoser().diagnose(Named("output.log", log.encode())).verdict == "failure"
+
+
+def test_a_crash_the_shell_reports_below_a_traceback_is_how_that_exception_ended_the_process() -> None:
+    # diffusion-point-cloud: "RuntimeError: CUDA error: invalid device function", then the shell's
+    # "Segmentation fault (core dumped)": the process crashed as it exited; the CUDA error is why
+    case = "b118b-diffusion-point-cloud-train-ae-validate-emd-cd-invalid-device-function-rtx2080"
+    d = _diagnose(case)
+    assert d.primary is not None and d.primary.id == "cuda-driver-mismatch/unsupported-gpu-arch"
+    assert all("Segmentation fault" not in ln.text for ln in d.primary.evidence)
+    # near miss: the same crash with no exception above it is the segfault itself
+    crash_only = "\n".join(ln for ln in _case(case).log.splitlines() if ln.startswith("Segmentation fault"))
+    d = Diagnoser().diagnose(Named("output.log", (crash_only + "\n").encode()))
+    assert d.primary is not None and d.primary.id == "native-crash/segfault"

@@ -17,9 +17,15 @@ from trainmedic.util import linear
 MAX_OWN_LINES = 800
 MAX_MESSAGE_LINES = 5  # lines an exception's own message may run on for ("Last error:\nDuplicate GPU ...")
 # A line that starts a new record (a log line, another traceback) ends an exception's message.
-# (The C++ runtime's "terminate called ..." after a Python exception is the process aborting, not more message.)
+# (The C++ runtime's "terminate called ..." after a Python exception is the process aborting, not more message;
+# nor is the shell's report that the process then crashed, SHELL_CRASH.)
+# The shell's report of a foreground process that died of a crash signal ("Segmentation fault (core dumped)"),
+# printed once it is gone: below a traceback, the process crashed as it exited from that exception. (Not
+# "Killed": a kill comes from outside, and what the process printed just before may be its echo.)
+SHELL_CRASH = re.compile(r"(?:Segmentation fault|Aborted|Bus error|Floating point exception|Illegal instruction)"
+                         r"(?: \(core dumped\))?[ \t]*$")
 _RECORD = re.compile(r"\[|\d{4}-\d\d-\d\d|[IWEF]\d{4} |Traceback|During handling|The above exception|[A-Z][A-Z]+[: ]"
-                     r"|terminate called")
+                     r"|terminate called|" + SHELL_CRASH.pattern)
 # A progress bar's redraw ("100%|████| 49/49 [00:08<00:00, ...]") is the run going on, never the rest of
 # an exception's message. On RE2, as the scanner reads the same pattern: Python's re backtracks through a
 # line of digits once per start (minutes for one 200 KB line after a traceback).

@@ -16,7 +16,7 @@ from dataclasses import replace
 from trainmedic.catalog import Library
 from trainmedic.logs.attribution import faulty_rank, first_timeout_rank, launcher_rank
 from trainmedic.logs.blocks import MAX_LINE
-from trainmedic.logs.tracebacks import THREAD_HEADERS_ABOVE
+from trainmedic.logs.tracebacks import SHELL_CRASH, THREAD_HEADERS_ABOVE
 from trainmedic.model import (
     Alternative,
     Cause,
@@ -989,8 +989,12 @@ def _from_initiating(ctx: Context, base: Diagnosis, initiating: list[Event],
     # Specific beats generic within one message: NCCL's "invalid usage" and, a few lines on, its
     # "Last error: Duplicate GPU detected" are one incident, named by the clearly stronger line, whatever
     # entry that line belongs to ("unhandled system error" ... "Failed to open libnvidia-ml.so.1").
+    # (Not the shell's report below a traceback that the process then crashed: it died of that exception.)
+    ends = first.traceback.last_line if first.traceback is not None and not first.traceback.truncated else None
     specific = max((e for e in initiating if e.rank == first.rank and e.path == first.path
-                    and 0 < e.line - first.line <= SAME_MESSAGE and not e.ambiguous),
+                    and 0 < e.line - first.line <= SAME_MESSAGE and not e.ambiguous
+                    and not (ends is not None and e.line > ends
+                             and any(SHELL_CRASH.match(ln.text.strip()) for ln in e.evidence))),
                    key=lambda e: e.weight, default=None)
     if specific is not None and specific.weight >= first.weight + _CLEARLY_STRONGER:
         first = specific
