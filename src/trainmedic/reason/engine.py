@@ -706,7 +706,7 @@ def _finished(ctx: Context, e: Event) -> Event:
     """A stop from outside (the scheduler's time limit, a cancel) after the run said training finished
     is its cause's `finished_as`: the processes outlived their work, blocked at exit."""
     target = ctx.library.cause(e.cause).finished_as
-    done = max((s.done_line for s in ctx.scans if s.path == e.path), default=0)
+    done = _done_line(ctx, e.path)
     if target is None or not done or done > e.line:
         return e
     said = f"after the run said training finished ({e.path}:{done}), {e.cause} stopped it"
@@ -720,8 +720,13 @@ def _exit_order(ctx: Context, e: Event) -> bool:
     training finished before it."""
     if not ctx.library.cause(e.cause).exit_order:
         return False
-    done = max((s.done_line for s in ctx.scans if s.path == e.path and s.done), default=0)
+    done = _done_line(ctx, e.path)
     return 0 < done < e.line
+
+
+def _done_line(ctx: Context, path: str) -> int:
+    """Where the input at `path` said training finished (its last such line; 0: it never did)."""
+    return max((s.done_line for s in ctx.scans if s.path == path), default=0)
 
 
 def _mid_run(ctx: Context, e: Event) -> Event:
