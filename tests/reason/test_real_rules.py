@@ -3672,3 +3672,10 @@ def test_a_crash_the_shell_reports_below_a_traceback_is_how_that_exception_ended
     crash_only = "\n".join(ln for ln in _case(case).log.splitlines() if ln.startswith("Segmentation fault"))
     d = Diagnoser().diagnose(Named("output.log", (crash_only + "\n").encode()))
     assert d.primary is not None and d.primary.id == "native-crash/segfault"
+
+
+def test_accelerates_refusal_of_several_rtx_40_cards_names_the_p2p_check() -> None:
+    # be_great: the one line Accelerate's state set-up raises for RTX 40-series GPUs without
+    # NCCL_P2P_DISABLE/NCCL_IB_DISABLE; nothing else in the log
+    _named_not_near("b119e-be-great-accelerate-rtx4000-p2p-ib-notimplementederror-one-line",
+                    "hf-trainer-failure/consumer-gpu-p2p-ib-unsupported", ("Using RTX", "# RTX"))
