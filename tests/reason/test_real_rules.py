@@ -3679,3 +3679,9 @@ def test_accelerates_refusal_of_several_rtx_40_cards_names_the_p2p_check() -> No
     # NCCL_P2P_DISABLE/NCCL_IB_DISABLE; nothing else in the log
     _named_not_near("b119e-be-great-accelerate-rtx4000-p2p-ib-notimplementederror-one-line",
                     "hf-trainer-failure/consumer-gpu-p2p-ib-unsupported", ("Using RTX", "# RTX"))
+
+
+def test_the_oldest_gpu_matrix_product_size_mismatch_is_a_shape_mismatch() -> None:
+    # MobilePose on a pre-0.4 torch: THC's "size mismatch at .../THCTensorMathBlas.cu:247", no shapes named
+    _named_not_near("b119i-mobilepose-resnet-fc-thc-blas-size-mismatch-input-size",
+                    "tensor-shape-mismatch/incompatible-shapes", ("size mismatch at", "invalid argument at"))
