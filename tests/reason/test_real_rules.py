@@ -3685,3 +3685,14 @@ def test_the_oldest_gpu_matrix_product_size_mismatch_is_a_shape_mismatch() -> No
     # MobilePose on a pre-0.4 torch: THC's "size mismatch at .../THCTensorMathBlas.cu:247", no shapes named
     _named_not_near("b119i-mobilepose-resnet-fc-thc-blas-size-mismatch-input-size",
                     "tensor-shape-mismatch/incompatible-shapes", ("size mismatch at", "invalid argument at"))
+
+
+def test_nan_log_probabilities_of_a_preference_trainer_are_a_non_finite_forward() -> None:
+    # Simple-Trl-Training: TRL's DPOTrainer runs all its steps, but every logged dict has
+    # 'logps/chosen': nan ... 'logits/rejected': nan while 'loss' reads 0.0
+    case = "b119k-simple-trl-dpo-finished-with-nan-rewards-and-exploding-then-zero-loss"
+    d = _diagnose(case)
+    assert d.primary is not None and d.primary.id == "nan-loss/nonfinite-loss"
+    # near miss: the same dicts with finite log-probabilities and logits
+    near = [(f"'{k}/{side}': nan", f"'{k}/{side}': -1.5") for k in ("logps", "logits") for side in ("chosen", "rejected")]
+    assert _primary_if_changed(case, *near) != "nan-loss/nonfinite-loss"
