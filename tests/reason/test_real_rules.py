@@ -3696,3 +3696,28 @@ def test_nan_log_probabilities_of_a_preference_trainer_are_a_non_finite_forward(
     # near miss: the same dicts with finite log-probabilities and logits
     near = [(f"'{k}/{side}': nan", f"'{k}/{side}': -1.5") for k in ("logps", "logits") for side in ("chosen", "rejected")]
     assert _primary_if_changed(case, *near) != "nan-loss/nonfinite-loss"
+
+
+def test_a_bar_still_at_zero_below_an_error_is_no_progress_after_it() -> None:
+    # torchio: two "ERROR: Unexpected bus error encountered in worker" lines, then tqdm redraws its bar at
+    # 0/67 a minute later. With no signature for them (the worker entry left out, as the leave-one-out
+    # measure does) the error lines still end the run: the bar did not move past them
+    from trainmedic.evaluate.unknown import without
+    diagnoser = Diagnoser(without(load_library(), "dataloader-worker-failure"), parallel=False)
+    log = _case("b79a-torchio-dmri-67-subjects-unexpected-bus-error").log
+    d = diagnoser.diagnose(Named("output.log", log.encode()))
+    assert d.verdict == "failure" and d.primary is not None
+    assert d.primary.id == "unclassified-failure/error-lines"
+    # near miss: the same bar having counted batches after the errors is a run that went on
+    moved = log.replace("0/67 [01:11<?, ?it/s]", "12/67 [01:11<04:40, 5.10s/it]")
+    assert diagnoser.diagnose(Named("output.log", moved.encode())).verdict == "healthy"
+
+
+def test_the_epoch_row_of_a_yolo_trainer_is_progress_even_with_its_bar_cut() -> None:
+    # Eagle-YOLO (YOLOv5): W&B's console copy cuts each row's bar ("1600: 100%|█|"); the rows
+    # "0/199  18.6G ..." and "1/199  19.4G ..." still say two epochs ran after the warnings
+    case = "b73h-healthy-eagle-yolo-visdrone-imgaug-missing-autoanchor-warnings"
+    assert _diagnose(case).verdict == "healthy"
+    # near miss: rows without the GPU memory column are not the trainer's; the warnings' error words then end it
+    log = _case(case).log.replace("18.6G", "18.6 ").replace("19.4G", "19.4 ")
+    assert Diagnoser().diagnose(Named("output.log", log.encode())).verdict == "failure"

@@ -60,6 +60,7 @@ from trainmedic.scan.database import (
     STEP_WORDS,
     WARNING_CALL_ECHO,
     WARNING_LEVEL,
+    YOLO_ROW,
     Pattern,
     PatternSet,
     Scanner,
@@ -103,6 +104,7 @@ _TQDM_GLYPHS = re.compile(GLYPH_BAR + r"(\d{1,18})/(\d{1,18}) ")  # Ultralytics'
 # whose count, not the epoch before it, is the step)
 _TQDM_COUNT = re.compile(r"(?<![\w.])(\d{1,18})[A-Za-z]{1,16} \[\d[\d:]*[,<]")
 _EPOCH = re.compile(EPOCH_WORDS + r"(\d{1,18}(?!\d))")
+_YOLO_ROW = re.compile(YOLO_ROW)  # (scan.database: the epoch row; its group is the epoch)
 # The iteration within the epoch: MMEngine's "[200/62598]", pytorch/examples' "[2700/60000 (4%)]", timm's
 # padded "[ 300/5004 (  6%)]"
 _BRACKETED = re.compile(r"\[ {0,8}(\d{1,18}(?!\d))/\d+(?: \( {0,2}\d{1,3}%\))?\]")
@@ -847,7 +849,7 @@ class Reader:
             prev = result.progress.get(rank)
             number = lines.number(start)
             if prev is None or prev.line <= number:
-                em = mm or _EPOCH.search(att.rest)
+                em = mm or _EPOCH.search(att.rest) or _YOLO_ROW.search(att.rest)
                 now = RankProgress(rank, step, path, number, att.rest.strip()[:300], epoch=int(em[1]) if em else None,
                                    time=parse_time(_decode(vis[:200])))
                 result.progress[rank] = _metrics(prev, now, att.rest[:2000])

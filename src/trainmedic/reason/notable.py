@@ -56,11 +56,13 @@ def every(scans: Sequence[ScanResult]) -> list[Notable]:
 def _with_last_progress(scans: Sequence[ScanResult],
                         progress: dict[int | None, RankProgress]) -> Iterator[tuple[Notable, int]]:
     """Each notable line outside tracebacks with the line of its rank's last progress (or, unranked,
-    its file's; 0 for none)."""
+    its file's; 0 for none). A bar still at step 0 is no progress: tqdm redraws it below a worker's
+    error while the loader waits for a batch that never comes."""
+    moved = {r: p for r, p in progress.items() if p.step != 0}
     for s in scans:
-        last_any = max((p.line for p in progress.values() if p.path == s.path), default=0)
+        last_any = max((p.line for p in moved.values() if p.path == s.path), default=0)
         for n in _own(s):
-            mine = progress.get(n.line.rank) if n.line.rank is not None else None
+            mine = moved.get(n.line.rank) if n.line.rank is not None else None
             yield n, mine.line if mine is not None and mine.path == s.path else last_any
 
 

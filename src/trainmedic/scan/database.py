@@ -94,6 +94,7 @@ TQDM_BAR = (r"\d+/\d+ \[\d[\d:]*<|\d+it \[\d[\d:]*[,<]|\| ?\d+/\d+ \d{1,3}:\d\d(
 # config's "min_Epoch: 20" or "num_epoch = 300" is no epoch reached.)
 STEP_WORDS = r"(?:global_step|[Ss]tep|[Ii]ter(?:ation)?)[\"']?[ =:]+"
 EPOCH_WORDS = r"\b[Ee]poch[\"']?[ =:]+"
+YOLO_ROW = r"(?:^|[ \t])(\d{1,6})/\d{1,6} {2,16}\d{1,4}(?:\.\d{1,3})?G {2,16}\d"
 
 # Signs of progress and of a finished run; scanned only over the tail of each input.
 PROGRESS: tuple[Pattern, ...] = (
@@ -108,6 +109,10 @@ PROGRESS: tuple[Pattern, ...] = (
     Pattern("loss-line", r"(?:^|[^\w.'])(?:[A-Za-z][A-Za-z0-9]{0,11}_)?[Ll]oss(?: ?[:=] {0,12}(?:\d|nan\b|NaN\b)"
             r"| {1,12}\d{1,40}\.\d)", "progress"),
     Pattern("epoch", EPOCH_WORDS + r"\d+", "progress"),
+    # The epoch row of Ultralytics' trainers and the YOLO repositories built on them (YOLOv5 to v11, v7, v9):
+    # "     12/199     19.4G     0.172  ...", epoch/epochs then the GPU memory; its bar may be cut at the
+    # console's width ("1600: 100%|█|"), the row still says that epoch ran.
+    Pattern("yolo-epoch-row", YOLO_ROW, "progress"),
     # MMCV/MMEngine: "Epoch [1][200/62598]", "Epoch(train) [1][200/1000]", "Iter(train) [200/1000]";
     # pytorch/examples' ProgressMeter: "Epoch: [0][ 10/5005]".
     Pattern("mm-epoch-iter", r"(?:[Ee]poch|Iter)(?:\((?:train|val)\))?:? {0,4}\[\d+(?:/\d+)?\](?:\[ *\d+/\d+\])?",
