@@ -3721,3 +3721,19 @@ def test_the_epoch_row_of_a_yolo_trainer_is_progress_even_with_its_bar_cut() -> 
     # near miss: rows without the GPU memory column are not the trainer's; the warnings' error words then end it
     log = _case(case).log.replace("18.6G", "18.6 ").replace("19.4G", "19.4 ")
     assert Diagnoser().diagnose(Named("output.log", log.encode())).verdict == "failure"
+
+
+def test_loss_data_index_zero_under_a_later_torch_is_the_0_4_api_change() -> None:
+    # OpenNRE-PyTorch: "return loss.data[0]" then "IndexError: invalid index of a 0-dim tensor. Use
+    # tensor.item() ..."; torch 0.4 itself only warned
+    _named_not_near("b119m-opennre-pytorch-loss-data-0-index-0-dim-tensor-version",
+                    "dependency-version-mismatch/api-changed",
+                    ("IndexError: invalid index of a 0-dim tensor. Use", "UserWarning: invalid index of a 0-dim tensor. "
+                     "This will be an error in PyTorch 0.5. Use"))
+
+
+def test_apex_without_its_compiled_part_is_a_missing_module() -> None:
+    # imaginaire on Windows: apex installed without --cuda_ext, "RuntimeError: apex.optimizers.FusedAdam
+    # requires cuda extensions" when the optimizer is built
+    _named_not_near("b119p-imaginaire-munit-windows-apex-fusedadam-requires-cuda-extensions",
+                    "dependency-version-mismatch/module-missing", ("requires cuda extensions", "requires parameters"))
