@@ -3737,3 +3737,10 @@ def test_apex_without_its_compiled_part_is_a_missing_module() -> None:
     # requires cuda extensions" when the optimizer is built
     _named_not_near("b119p-imaginaire-munit-windows-apex-fusedadam-requires-cuda-extensions",
                     "dependency-version-mismatch/module-missing", ("requires cuda extensions", "requires parameters"))
+
+
+def test_th_index_out_of_range_of_an_embedding_lookup_is_an_index_out_of_range() -> None:
+    # yanwii/seq2seq on a torch 0.4 build: nn.Embedding's lookup, "RuntimeError: index out of range at
+    # .../aten/src/TH/generic/THTensorMath.cpp:352"
+    _named_not_near("b119m-yanwii-seq2seq-embedding-size-hardcoded-index-out-of-range-th",
+                    "cuda-device-side-assert/index-out-of-range", ("index out of range at", "IndexError: list index out of range; at"))
