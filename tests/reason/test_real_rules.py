@@ -3744,3 +3744,11 @@ def test_th_index_out_of_range_of_an_embedding_lookup_is_an_index_out_of_range()
     # .../aten/src/TH/generic/THTensorMath.cpp:352"
     _named_not_near("b119m-yanwii-seq2seq-embedding-size-hardcoded-index-out-of-range-th",
                     "cuda-device-side-assert/index-out-of-range", ("index out of range at", "IndexError: list index out of range; at"))
+
+
+def test_an_old_cffi_extension_missing_thcs_state_was_built_for_another_torch() -> None:
+    # PWC-Net_pytorch on Colab: "_correlation.so: undefined symbol: state", the THC global torch.utils.ffi
+    # extensions linked against
+    _named_not_near("b119o-pwcnet-pytorch-ffi-correlation-so-undefined-symbol-state",
+                    "missing-cuda-libraries/extension-abi-mismatch", ("undefined symbol: state", "undefined symbol: "
+                                                                       "_ZN5boost6system15system_categoryEv"))
