@@ -3752,3 +3752,10 @@ def test_an_old_cffi_extension_missing_thcs_state_was_built_for_another_torch() 
     _named_not_near("b119o-pwcnet-pytorch-ffi-correlation-so-undefined-symbol-state",
                     "missing-cuda-libraries/extension-abi-mismatch", ("undefined symbol: state", "undefined symbol: "
                                                                        "_ZN5boost6system15system_categoryEv"))
+
+
+def test_an_element_wise_op_of_torch_before_broadcasting_reports_sizes_that_do_not_match() -> None:
+    # SkipNet on torch 0.2: "R = r + gamma * R", "RuntimeError: invalid argument 3: sizes do not match at
+    # .../THCTensorMathPointwise.cu:217"
+    _named_not_near("b119q-skipnet-rnn-gate-rl-reinforce-return-sizes-do-not-match-pytorch-0-2",
+                    "tensor-shape-mismatch/incompatible-shapes", ("sizes do not match at", "out of memory at"))
