@@ -3759,3 +3759,15 @@ def test_an_element_wise_op_of_torch_before_broadcasting_reports_sizes_that_do_n
     # .../THCTensorMathPointwise.cu:217"
     _named_not_near("b119q-skipnet-rnn-gate-rl-reinforce-return-sizes-do-not-match-pytorch-0-2",
                     "tensor-shape-mismatch/incompatible-shapes", ("sizes do not match at", "out of memory at"))
+
+
+def test_state_dict_key_lists_retyped_without_their_colon_are_still_a_key_mismatch() -> None:
+    # pytorch-3dunet: the poster retyped the two lines, 'Missing key(s) in state_dict "module.encoders..."' and
+    # 'Unexpected key(s) in state_dict "encoders..."', without load_state_dict's colon
+    case = "b82c-3dunet-resume-dataparallel-prefix"
+    d = _diagnose(case)
+    assert d.primary is not None and d.primary.id == "checkpoint-load-mismatch/state-dict-mismatch"
+    # near miss: the same words as prose, no key after them
+    near = _primary_if_changed(case, ('in state_dict "module.', "in state_dict (module."),
+                               ('in state_dict "encoders.', "in state_dict (encoders."))
+    assert near != "checkpoint-load-mismatch/state-dict-mismatch"
