@@ -3711,6 +3711,14 @@ def test_a_bar_still_at_zero_below_an_error_is_no_progress_after_it() -> None:
     # near miss: the same bar having counted batches after the errors is a run that went on
     moved = log.replace("0/67 [01:11<?, ?it/s]", "12/67 [01:11<04:40, 5.10s/it]")
     assert diagnoser.diagnose(Named("output.log", moved.encode())).verdict == "healthy"
+    # and a rank's own bar at 0 is its own: the other ranks' progress below its error does not cover it
+    error = next(ln for ln in log.splitlines() if ln.startswith(" ERROR: Unexpected bus error"))
+    ranked = ("[rank1]:  0%|          | 0/67 [00:00<?, ?it/s]\n"
+              f"[rank1]:{error.strip()}\n"
+              "[rank0]: 18%|█▊        | 12/67 [01:11<04:40,  5.10s/it]\n"
+              "[rank0]: 19%|█▉        | 13/67 [01:16<04:35,  5.10s/it]\n")
+    d = diagnoser.diagnose(Named("output.log", ranked.encode()))
+    assert d.verdict == "failure" and d.primary is not None and d.primary.rank == 1
 
 
 def test_the_epoch_row_of_a_yolo_trainer_is_progress_even_with_its_bar_cut() -> None:

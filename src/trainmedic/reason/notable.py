@@ -58,12 +58,14 @@ def _with_last_progress(scans: Sequence[ScanResult],
     """Each notable line outside tracebacks with the line of its rank's last progress (or, unranked,
     its file's; 0 for none). A bar still at step 0 is no progress: tqdm redraws it below a worker's
     error while the loader waits for a batch that never comes."""
-    moved = {r: p for r, p in progress.items() if p.step != 0}
     for s in scans:
-        last_any = max((p.line for p in moved.values() if p.path == s.path), default=0)
+        last_any = max((p.line for p in progress.values() if p.path == s.path and p.step != 0), default=0)
         for n in _own(s):
-            mine = moved.get(n.line.rank) if n.line.rank is not None else None
-            yield n, mine.line if mine is not None and mine.path == s.path else last_any
+            mine = progress.get(n.line.rank) if n.line.rank is not None else None
+            if mine is None or mine.path != s.path:
+                yield n, last_any
+            else:  # (its own bar still at 0 is no progress of its own, whatever the other ranks did)
+                yield n, mine.line if mine.step != 0 else 0
 
 
 def after_progress(scans: Sequence[ScanResult], progress: dict[int | None, RankProgress]) -> list[Notable]:
