@@ -3779,3 +3779,11 @@ def test_state_dict_key_lists_retyped_without_their_colon_are_still_a_key_mismat
     near = _primary_if_changed(case, ('in state_dict "module.', "in state_dict (module."),
                                ('in state_dict "encoders.', "in state_dict (encoders."))
     assert near != "checkpoint-load-mismatch/state-dict-mismatch"
+
+
+def test_atens_own_check_of_an_arguments_size_is_a_shape_mismatch() -> None:
+    # captcha_break: ctc_loss's argument check, "Expected tensor to have size at least 6 at dimension 1, but got
+    # size 64 for argument #2 'targets' (while checking arguments for ctc_loss_gpu)"
+    _named_not_near("b119v-captcha-break-ctc-pytorch-targets-size-check-n-input-length-wrong",
+                    "tensor-shape-mismatch/incompatible-shapes", ("to have size at least 6 at dimension 1, but got size 64",
+                                                                  "to have scalar type Long; but got torch.cuda.IntTensor"))
