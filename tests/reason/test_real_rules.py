@@ -3787,3 +3787,13 @@ def test_atens_own_check_of_an_arguments_size_is_a_shape_mismatch() -> None:
     _named_not_near("b119v-captcha-break-ctc-pytorch-targets-size-check-n-input-length-wrong",
                     "tensor-shape-mismatch/incompatible-shapes", ("to have size at least 6 at dimension 1, but got size 64",
                                                                   "to have scalar type Long; but got torch.cuda.IntTensor"))
+
+
+def test_a_cuda_tensor_type_not_enabled_is_torch_0_4s_cpu_only_build() -> None:
+    # "RuntimeError: torch.cuda.FloatTensor is not enabled." at model.cuda() is torch 0.4 built without CUDA.
+    # SGC's sparse form under torch 0.4.1 (the maintainer: it needs torch >= 1.0) is the near miss
+    case = "b119t-sgc-reddit-torch041-cuda-sparse-floattensor-not-enabled"
+    d = _diagnose(case)
+    assert d.primary is None or d.primary.id != "missing-cuda-libraries/cpu-only-build"
+    assert _primary_if_changed(case, ("torch.cuda.sparse.FloatTensor", "torch.cuda.FloatTensor")) == (
+        "missing-cuda-libraries/cpu-only-build")
