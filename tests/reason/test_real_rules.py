@@ -23,11 +23,12 @@ def _diagnose(case_id: str) -> Diagnosis:
     return Diagnoser().diagnose(Named("output.log", _case(case_id).log.encode()))
 
 
-def _named_not_near(case_id: str, cause: str, near_miss: tuple[str, str]) -> None:
-    """The dev case is diagnosed as `cause`; changed only where the rule looks (`near_miss`), it is not."""
+def _named_not_near(case_id: str, cause: str, *near_miss: tuple[str, str]) -> None:
+    """The dev case is diagnosed as `cause`; changed only where the rule looks (`near_miss`, each an old and
+    a new text), it is not."""
     d = _diagnose(case_id)
     assert d.primary is not None and d.primary.id == cause
-    assert _primary_if_changed(case_id, near_miss) != cause
+    assert _primary_if_changed(case_id, *near_miss) != cause
 
 
 def _primary_if_changed(case_id: str, *changes: tuple[str, str]) -> str | None:
@@ -3015,13 +3016,10 @@ def test_a_gradient_returned_on_another_device_is_a_device_mismatch() -> None:
     """Autograd checks every gradient a backward function returns against what forward saw: a tensor that was on
     the CPU in forward and gets its gradient on the XPU (or another GPU) is a device mismatch in the model's code,
     in the older wording that prints the whole TensorOptions as in the newer "expected device ... but got ..."."""
-    case = "b83a-ipex-xpu-mulbackward-invalid-gradient-device"
-    d = _diagnose(case)
-    assert d.primary is not None and d.primary.id == "device-mismatch/tensors-on-different-devices"
     # Near miss: the same check on a gradient's dtype alone, on one device, is no device mismatch.
-    assert _primary_if_changed(case, ("device=xpu:0", "device=cpu"), ("but got TensorOptions(dtype=float",
-                                                                       "but got TensorOptions(dtype=double")) != \
-        "device-mismatch/tensors-on-different-devices"
+    _named_not_near("b83a-ipex-xpu-mulbackward-invalid-gradient-device", "device-mismatch/tensors-on-different-devices",
+                    ("device=xpu:0", "device=cpu"),
+                    ("but got TensorOptions(dtype=float", "but got TensorOptions(dtype=double"))
 
 
 def test_early_stopping_without_a_best_model_is_an_invalid_argument_combination() -> None:
@@ -3690,12 +3688,10 @@ def test_the_oldest_gpu_matrix_product_size_mismatch_is_a_shape_mismatch() -> No
 def test_nan_log_probabilities_of_a_preference_trainer_are_a_non_finite_forward() -> None:
     # Simple-Trl-Training: TRL's DPOTrainer runs all its steps, but every logged dict has
     # 'logps/chosen': nan ... 'logits/rejected': nan while 'loss' reads 0.0
-    case = "b119k-simple-trl-dpo-finished-with-nan-rewards-and-exploding-then-zero-loss"
-    d = _diagnose(case)
-    assert d.primary is not None and d.primary.id == "nan-loss/nonfinite-loss"
     # near miss: the same dicts with finite log-probabilities and logits
     near = [(f"'{k}/{side}': nan", f"'{k}/{side}': -1.5") for k in ("logps", "logits") for side in ("chosen", "rejected")]
-    assert _primary_if_changed(case, *near) != "nan-loss/nonfinite-loss"
+    _named_not_near("b119k-simple-trl-dpo-finished-with-nan-rewards-and-exploding-then-zero-loss",
+                    "nan-loss/nonfinite-loss", *near)
 
 
 def test_a_bar_still_at_zero_below_an_error_is_no_progress_after_it() -> None:
@@ -3772,13 +3768,10 @@ def test_an_element_wise_op_of_torch_before_broadcasting_reports_sizes_that_do_n
 def test_state_dict_key_lists_retyped_without_their_colon_are_still_a_key_mismatch() -> None:
     # pytorch-3dunet: the poster retyped the two lines, 'Missing key(s) in state_dict "module.encoders..."' and
     # 'Unexpected key(s) in state_dict "encoders..."', without load_state_dict's colon
-    case = "b82c-3dunet-resume-dataparallel-prefix"
-    d = _diagnose(case)
-    assert d.primary is not None and d.primary.id == "checkpoint-load-mismatch/state-dict-mismatch"
     # near miss: the same words as prose, no key after them
-    near = _primary_if_changed(case, ('in state_dict "module.', "in state_dict (module."),
-                               ('in state_dict "encoders.', "in state_dict (encoders."))
-    assert near != "checkpoint-load-mismatch/state-dict-mismatch"
+    _named_not_near("b82c-3dunet-resume-dataparallel-prefix", "checkpoint-load-mismatch/state-dict-mismatch",
+                    ('in state_dict "module.', "in state_dict (module."),
+                    ('in state_dict "encoders.', "in state_dict (encoders."))
 
 
 def test_atens_own_check_of_an_arguments_size_is_a_shape_mismatch() -> None:
