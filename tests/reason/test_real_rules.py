@@ -9,6 +9,7 @@ import pytest
 
 from tests.helpers import dev_case
 from trainmedic.api import Diagnoser, Named, load_library
+from trainmedic.evaluate import unknown
 from trainmedic.evaluate.corpus import Case
 from trainmedic.model import Diagnosis
 
@@ -3790,3 +3791,21 @@ def test_a_cuda_tensor_type_not_enabled_is_torch_0_4s_cpu_only_build() -> None:
     assert d.primary is None or d.primary.id != "missing-cuda-libraries/cpu-only-build"
     assert _primary_if_changed(case, ("torch.cuda.sparse.FloatTensor", "torch.cuda.FloatTensor")) == (
         "missing-cuda-libraries/cpu-only-build")
+
+
+def test_a_shell_in_another_locale_reports_the_same_crash() -> None:
+    # MaskPLS: a zh_CN shell's "段错误 (核心已转储)" (Segmentation fault (core dumped)) glued to a validation bar
+    # is the segfault, also with the native-crash entry left out (the fallback's crash words know it); the
+    # same glyphs inside a sentence are not
+    case = "b120e-maskpls-minkowskiengine-lightning-validate-segfault-chinese-locale"
+    _named_not_near(case, "native-crash/segfault", ("段错误 (核心已转储)", " 段错误的常见原因"))
+    log = _case(case).log
+    less = Diagnoser(unknown.without(load_library(), "native-crash"))
+    assert less.diagnose(Named("output.log", log.encode())).verdict == "failure"
+
+
+def test_a_supervisors_negative_return_code_is_the_childs_signal() -> None:
+    # PyTorch-BigGraph: "A subprocess exited unexpectedly with status -11" is a child's SIGSEGV; status 11
+    # (an exit code, no signal) is not
+    _named_not_near("b120h-kgtk-pytorch-biggraph-graph-embeddings-subprocess-exited-status-11",
+                    "native-crash/segfault", ("with status -11", "with status 11"))
