@@ -166,3 +166,18 @@ def test_the_shells_crash_report_ends_an_exceptions_message(crash: bytes) -> Non
     tb = assemble_traceback(lines, "run.log", 1, None)
     assert tb is not None and tb.last_line == 5
     assert tb.final == "RuntimeError: NCCL error: unhandled system error Last error:"
+
+
+def test_a_frame_whose_function_name_markdown_dropped_keeps_its_source_line() -> None:
+    # GitHub renders a traceback posted outside a code block without indentation and drops "<module>" as an
+    # unknown HTML tag: 'File "train.py", line 171, in' then the source line. The source line is the frame's
+    # (the dataset that came out empty divides by len(train_loader) there), not an exception line.
+    lines = [b"Traceback (most recent call last):", b'File "train.py", line 171, in ',
+             b"train(num_gpus, args.rank, args.group_name, **train_config)", b'File "train.py", line 106, in train',
+             b"epoch_offset = max(0, int(iteration / len(train_loader)))", b"ZeroDivisionError: division by zero"]
+    tb = assemble_traceback(lines, "run.log", 1, None)
+    assert tb is not None and tb.final == "ZeroDivisionError: division by zero"
+    assert tb.frames[1] == "train(num_gpus, args.rank, args.group_name, **train_config)"
+    # an exception right under such a frame (its source line not printed) is still the exception
+    cut = assemble_traceback([*lines[:2], b"KeyError: 'lr'"], "run.log", 1, None)
+    assert cut is not None and cut.final == "KeyError: 'lr'"

@@ -3809,3 +3809,10 @@ def test_a_supervisors_negative_return_code_is_the_childs_signal() -> None:
     # (an exit code, no signal) is not
     _named_not_near("b120h-kgtk-pytorch-biggraph-graph-embeddings-subprocess-exited-status-11",
                     "native-crash/segfault", ("with status -11", "with status 11"))
+
+
+def test_dividing_by_an_empty_loaders_length_is_the_empty_dataset() -> None:
+    # WaveGlow: ZeroDivisionError on `int(iteration / len(train_loader))` before the first step is a dataset
+    # that came out empty; the same exception on a line that divides by something else is not
+    _named_not_near("b120b-waveglow-epoch-offset-len-train-loader-zero-division",
+                    "training-config-error/empty-dataset", ("len(train_loader)", "hparams.iters_per_epoch"))
