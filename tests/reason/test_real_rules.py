@@ -3816,3 +3816,10 @@ def test_dividing_by_an_empty_loaders_length_is_the_empty_dataset() -> None:
     # that came out empty; the same exception on a line that divides by something else is not
     _named_not_near("b120b-waveglow-epoch-offset-len-train-loader-zero-division",
                     "training-config-error/empty-dataset", ("len(train_loader)", "hparams.iters_per_epoch"))
+
+
+def test_a_c_extension_class_named_with_its_module_lost_an_attribute_across_versions() -> None:
+    # tensorboardX written for torch 1.1+ on torch 1.0: "'torch._C.Value' object has no attribute 'debugName'";
+    # a lower-case class with its module ('numpy.ndarray', the code's own mistake) is the near miss
+    _named_not_near("b120k-sphereface-train-tensorboardx-add-graph-debugname-missing-torch-1-0",
+                    "dependency-version-mismatch/api-changed", ("'torch._C.Value' object", "'numpy.ndarray' object"))
