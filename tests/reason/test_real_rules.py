@@ -3823,3 +3823,10 @@ def test_a_c_extension_class_named_with_its_module_lost_an_attribute_across_vers
     # a lower-case class with its module ('numpy.ndarray', the code's own mistake) is the near miss
     _named_not_near("b120k-sphereface-train-tensorboardx-add-graph-debugname-missing-torch-1-0",
                     "dependency-version-mismatch/api-changed", ("'torch._C.Value' object", "'numpy.ndarray' object"))
+
+
+def test_a_keyerror_on_the_line_that_indexes_with_a_parsed_argument_is_the_command_line() -> None:
+    # EfficientDet.Pytorch: --network effcientdet-d0 (a typo) reaches `EFFICIENTDET[args.network]`; the same
+    # KeyError on a line that indexes with a local name is the code's own
+    case = "b120m-efficientdet-pytorch-train-py-network-name-typo-keyerror-effcientdet-d0"
+    _named_not_near(case, "cli-error/invalid-arguments", ("EFFICIENTDET[args.network]", "EFFICIENTDET[network]"))
