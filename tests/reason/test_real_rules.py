@@ -3830,3 +3830,21 @@ def test_a_keyerror_on_the_line_that_indexes_with_a_parsed_argument_is_the_comma
     # KeyError on a line that indexes with a local name is the code's own
     case = "b120m-efficientdet-pytorch-train-py-network-name-typo-keyerror-effcientdet-d0"
     _named_not_near(case, "cli-error/invalid-arguments", ("EFFICIENTDET[args.network]", "EFFICIENTDET[network]"))
+
+
+@pytest.mark.parametrize("case", ["b121f-comprehensive-tacotron2-dataparallel-gather-input-tensor-invalid-shape-mel-length",
+                                  "b121f-speech-transformer-dataparallel-gather-invalid-size-per-gpu-max-length-differs"])
+def test_dataparallel_gathering_replicas_of_other_lengths_is_a_shape_mismatch(case: str) -> None:
+    # torch 1.x "Gather got an input of invalid size: got [..], but expected [..]" and 2.x "Input tensor at index
+    # 1 has invalid shape [..], but expected [..]"; scatter's check on its outputs is the near miss
+    _named_not_near(case, "tensor-shape-mismatch/incompatible-shapes",
+                    ("Input tensor at index 1 has invalid shape", "Output tensor at index 1 has invalid shape"),
+                    ("Gather got an input of invalid size: got", "Scatter got an input of invalid size: got"))
+
+
+def test_ddp_given_a_module_partly_on_the_cpu_is_a_device_mismatch() -> None:
+    # PICK: DDP's check that the module sits on one device, its parameter set naming the CPU beside cuda:0;
+    # two GPUs in the set (a model split across devices on purpose) is the near miss
+    _named_not_near("b121f-pick-pytorch-ddp-sync-batchnorm-module-params-cuda-and-cpu-device-ids-assertion",
+                    "device-mismatch/tensors-on-different-devices",
+                    ("device(type='cpu')", "device(type='cuda', index=1)"))
