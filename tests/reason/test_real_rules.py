@@ -3848,3 +3848,11 @@ def test_ddp_given_a_module_partly_on_the_cpu_is_a_device_mismatch() -> None:
     _named_not_near("b121f-pick-pytorch-ddp-sync-batchnorm-module-params-cuda-and-cpu-device-ids-assertion",
                     "device-mismatch/tensors-on-different-devices",
                     ("device(type='cpu')", "device(type='cuda', index=1)"))
+
+
+def test_an_image_folder_that_found_no_image_is_the_empty_dataset() -> None:
+    # torchvision's DatasetFolder (0.2-0.4): "Found 0 files in subfolders of: ROOT"; 0.10+'s one empty class
+    # folder ("Found no valid file for the classes ...", often a stray folder) is the near miss
+    _named_not_near("b122e-centernet-deep-sort-reid-train-imagefolder-found-0-files-in-subfolders",
+                    "training-config-error/empty-dataset",
+                    ("RuntimeError: Found 0 files in subfolders of:", "FileNotFoundError: Found no valid file for the classes"))
