@@ -3856,3 +3856,10 @@ def test_an_image_folder_that_found_no_image_is_the_empty_dataset() -> None:
     _named_not_near("b122e-centernet-deep-sort-reid-train-imagefolder-found-0-files-in-subfolders",
                     "training-config-error/empty-dataset",
                     ("RuntimeError: Found 0 files in subfolders of:", "FileNotFoundError: Found no valid file for the classes"))
+
+
+def test_an_unknown_cuda_error_at_cudas_first_call_is_the_driver() -> None:
+    # re-id baseline: "cuda runtime error (30) : unknown error" (cudaErrorUnknown before CUDA 10.1) raised by
+    # torch._C._cuda_init(), CUDA's lazy start; the same error raised by a training step is the near miss
+    _named_not_near("b122f-reid-triplet-dataparallel-cuda-init-runtime-error-30-unknown",
+                    "cuda-driver-mismatch/driver-library-mismatch", ("    torch._C._cuda_init()", "    loss.backward()"))
