@@ -246,7 +246,7 @@ _MARKERS = re.compile(r"[\^~]{1,1000}")
 _RAISING = re.compile(r"raise\b")  # a frame's source line that raises: 'raise self._return_value', a bare 'raise'
 # (also a frame whose function's name a paste's markdown took for an HTML tag and dropped, the line then
 # ending in "in": 'File "train.py", line 171, in <module>' posted on GitHub outside a code block)
-_GLUED_FRAME = re.compile(_FRAME_START + "|" + _FRAME_START.rstrip() + "$")
+_GLUED_FRAME = re.compile(_FRAME_START.rstrip() + "(?: |$)")
 _EXCEPTION_START = re.compile(r"[A-Za-z_][\w.]{0,200}: ")  # "RuntimeError: ... File "code.py", line 3, in f"
 # torchrun's agent on Ctrl-C: its handler raises SignalException for SIGINT (2), as Python raises KeyboardInterrupt
 _AGENT_SIGINT = re.compile(r"\bSignalException: Process \d{1,10} got signal: 2[ \t]*$")
