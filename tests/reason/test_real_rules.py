@@ -3863,3 +3863,61 @@ def test_an_unknown_cuda_error_at_cudas_first_call_is_the_driver() -> None:
     # torch._C._cuda_init(), CUDA's lazy start; the same error raised by a training step is the near miss
     _named_not_near("b122f-reid-triplet-dataparallel-cuda-init-runtime-error-30-unknown",
                     "cuda-driver-mismatch/driver-library-mismatch", ("    torch._C._cuda_init()", "    loss.backward()"))
+
+
+def test_a_launch_the_cuda_runtime_refused_is_an_invalid_launch_configuration() -> None:
+    # libkge's backward: "CUDA error: invalid configuration argument" (cudaErrorInvalidConfiguration, an empty
+    # or oversized grid); the same words about a config file's argument are the near miss
+    _named_not_near("b124a-libkge-transe-kvsall-backward-cuda-invalid-configuration-argument",
+                    "cuda-illegal-memory-access/invalid-launch-configuration",
+                    ("CUDA error: invalid configuration argument", "ValueError: invalid configuration argument"))
+
+
+def test_an_empty_tensor_viewed_with_minus_one_is_a_shape_mismatch() -> None:
+    # iMolCLR's NT-Xent loss on an empty batch: ATen's infer_size "cannot reshape tensor of 0 elements into
+    # shape [0, -1]"; a resize of a tensor that requires grad is the near miss
+    _named_not_near("b124b-imolclr-brics-timeouts-then-nt-xent-reshape-zero-elements",
+                    "tensor-shape-mismatch/incompatible-shapes",
+                    ("cannot reshape tensor of 0 elements into shape [0, -1] because the unspecified dimension size -1 "
+                     "can be any value and is ambiguous", "cannot resize variables that require grad"))
+
+
+def test_a_cpp_bad_alloc_raised_to_python_is_a_host_allocation_failure() -> None:
+    # JT-VAE under torch 0.3.1: "RuntimeError: std::bad_alloc"; thrust's GPU allocation failure carries CUDA's
+    # error after it, and is the near miss
+    _named_not_near("b124b-jtnn-molvae-pretrain-torch031-runtimeerror-std-bad-alloc",
+                    "host-oom/cpu-allocation-failure",
+                    ("RuntimeError: std::bad_alloc", "RuntimeError: std::bad_alloc: cudaErrorMemoryAllocation: out of memory"))
+
+
+def test_a_random_generator_on_another_device_is_a_device_mismatch() -> None:
+    # DSNeRF: the sampler's randperm under a CUDA default tensor type, "Expected a 'cuda' device type for
+    # generator but found 'cpu'"; a sentence about the generator's device is the near miss
+    _named_not_near("b124d-dsnerf-rays-dataloader-randperm-generator-cpu-default-cuda-tensor-type",
+                    "device-mismatch/tensors-on-different-devices",
+                    ("Expected a 'cuda' device type for generator but found 'cpu'",
+                     "generator device type cuda, found 'cpu' checkpoint"))
+
+
+def test_the_stack_protector_aborting_is_memory_corruption() -> None:
+    # Gaussian-SLAM's mapping: "*** stack smashing detected ***: terminated" then the shell's "Aborted (core
+    # dumped)"; a build flag's mention of stack smashing is the near miss (the abort alone stays an abort)
+    _named_not_near("b124d-gaussian-slam-replica-room0-first-mapping-stack-smashing-detected-aborted",
+                    "native-crash/heap-corruption",
+                    ("*** stack smashing detected ***: terminated", "stack smashing detection enabled"))
+
+
+def test_an_index_tensor_of_a_float_dtype_is_a_dtype_mismatch() -> None:
+    # MTGNN: "IndexError: tensors used as indices must be long, byte or bool tensors" (1.2-1.x wording); too
+    # many indices is a shape error and the near miss
+    _named_not_near("b124e-mtgnn-train-single-step-index-tensor-not-long-indexerror",
+                    "dtype-mismatch/incompatible-dtypes",
+                    ("tensors used as indices must be long, byte or bool tensors", "too many indices for tensor of dimension 2"))
+
+
+def test_a_module_linked_against_a_newer_libstdcxx_than_the_loader_found() -> None:
+    # pandas' compiled module needing GLIBCXX_3.4.29 from the system's older libstdc++; a missing CUDA runtime
+    # library is the near miss
+    _named_not_near("b111b-fasterrcnn-pipeline-train-pandas-glibcxx-3-4-29-system-libstdcxx",
+                    "dependency-version-mismatch/glibc-too-old",
+                    ("version `GLIBCXX_3.4.29' not found", "libcudart.so.11.0: cannot open shared object file"))
