@@ -24,6 +24,14 @@ from trainmedic.logs.attribution import host_from_path, parse_time, rank_from_pa
         ("10.0.0.2: [rank4]: FileNotFoundError: f", 4, "10.0.0.2", "FileNotFoundError: f"),
         ("localhost: [rank0]:[E328 00:21:12] x", 0, "localhost", "[E328 00:21:12] x"),
         ("10.0.2: step 3", None, None, "10.0.2: step 3"),  # near miss: not an address
+        # exception classes that C-extension modules name in lower case end a traceback, no host prefix;
+        # a dotted host name is still one
+        ("socket.gaierror: [Errno 11001] getaddrinfo failed", None, None,
+         "socket.gaierror: [Errno 11001] getaddrinfo failed"),
+        ("cv2.error: OpenCV(4.5.5) resize.cpp:4052: error: (-215:Assertion failed)", None, None,
+         "cv2.error: OpenCV(4.5.5) resize.cpp:4052: error: (-215:Assertion failed)"),
+        ("socket.timeout: timed out", None, None, "socket.timeout: timed out"),
+        ("node1.cluster.local: [rank2]: KeyError: 'x'", 2, "node1.cluster.local", "KeyError: 'x'"),
         ("[default0]:[rank12]:[E817 17:40:34] x", 12, None, "[E817 17:40:34] x"),  # local tee prefix, then the global rank
         (
             "[E1129 16:29:22.217000 4711 ProcessGroupNCCL.cpp:616] [Rank 2] Watchdog caught collective",

@@ -3921,3 +3921,37 @@ def test_a_module_linked_against_a_newer_libstdcxx_than_the_loader_found() -> No
     _named_not_near("b111b-fasterrcnn-pipeline-train-pandas-glibcxx-3-4-29-system-libstdcxx",
                     "dependency-version-mismatch/glibc-too-old",
                     ("version `GLIBCXX_3.4.29' not found", "libcudart.so.11.0: cannot open shared object file"))
+
+
+def test_a_class_the_main_guard_defines_is_missing_in_a_spawned_worker() -> None:
+    # VLCStoryGan on Windows: the worker re-imports the script as __mp_main__ and cannot find the transform
+    # the main block defined; the same lookup on an importable module (a pickle's own class) is the near miss
+    _named_not_near("b125a-vlcstorygan-windows-train-worker-cant-get-video-transform-on-mp-main",
+                    "dataloader-worker-failure/spawn-unpicklable-object",
+                    ("<module '__mp_main__'", "<module 'transforms'"))
+
+
+def test_a_network_error_raised_making_the_store_is_an_unreachable_store() -> None:
+    # CC-FPSE under torch 1.x: TCPStore's constructor raising "RuntimeError: Network is unreachable"; the port
+    # being taken there is the near miss (another cause)
+    _named_not_near("b125d-cc-fpse-mp-spawn-tcp-rendezvous-network-unreachable", "rendezvous-failure/store-unreachable",
+                    ("RuntimeError: Network is unreachable", "RuntimeError: Address already in use"))
+
+
+def test_the_masters_host_name_that_does_not_resolve_is_an_unreachable_store() -> None:
+    # guided-diffusion's dist_util.setup_dist looking its own host name up on Windows: a headless traceback
+    # ending "socket.gaierror: [Errno 11001] getaddrinfo failed" (a lower-case exception class, once read as
+    # a host prefix, which turned the traceback into a stack dump and the run into a hang); the same error
+    # from a download is the near miss
+    _named_not_near("b125d-guided-diffusion-seg-windows-setup-dist-getfqdn-gaierror",
+                    "rendezvous-failure/store-unreachable",
+                    ("socket.gethostbyname(socket.getfqdn())", "requests.get(url)"))
+    assert _primary_if_changed("b125d-guided-diffusion-seg-windows-setup-dist-getfqdn-gaierror",
+                               ("socket.gethostbyname(socket.getfqdn())", "requests.get(url)")) \
+        == "unclassified-failure/uncaught-exception"
+
+
+def test_a_matrix_product_whose_paste_lost_a_space_is_a_shape_mismatch() -> None:
+    # TFace: "mat1 and mat2 shapes cannot be multiplied(128x32768 and 512x512)"; the sizes removed is the near miss
+    _named_not_near("b125h-tface-mobilefacenet-input-size-224-mat1-mat2", "tensor-shape-mismatch/incompatible-shapes",
+                    ("multiplied(128x32768 and 512x512)", "multiplied"))

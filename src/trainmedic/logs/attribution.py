@@ -51,8 +51,12 @@ _CARRIER = re.compile(CARRIER)
 LINE_PREFIX = (rf"(?:{CARRIER})?(?:{RAY_PREFIX})?(?:{HOST_PREFIX})?"
                r"(?:\[(?:rank|default)\d+\]:|\[1,(?:mpirank:)?\d+(?:,[^\]\n]{1,40})?\]<std(?:out|err)>:"
                r"| {0,5}\d{1,5}: ){0,2}")  # (two: srun -l's or torchrun's tee's before torch's "[rankN]:")
-# (nor a script's name: argparse's "train.py: error: ...", a shell's "run.sh: line 3: ...")
-_NOT_HOSTS = re.compile(r"(?:rank|default)\d+|[\w.-]{1,200}\.(?:py|sh|bash|pl|rb|js|lua)")
+# (nor a script's name: argparse's "train.py: error: ...", a shell's "run.sh: line 3: ..."; nor the
+# exception classes that C-extension modules name in lower case, a traceback's last line: "socket.gaierror:
+# [Errno -2] Name or service not known", "socket.timeout: timed out", "cv2.error: OpenCV(4.5.5) ...",
+# "zlib.error: Error -3 while decompressing data")
+_NOT_HOSTS = re.compile(r"(?:rank|default)\d+|[\w.-]{1,200}\.(?:py|sh|bash|pl|rb|js|lua)"
+                        r"|[\w.-]{1,200}\.(?:error|timeout|gaierror|herror)")
 # (also Determined's prefix after its own fields: "[2022-10-12T...] [rank=0] RuntimeError: ...", and a
 # logging header whose last field is the rank: OLMo's "CRITICAL [olmo.util:158, rank=0] Uncaught ...", and
 # Lightning's rank_prefixed_message behind a logging header, as the lightning-hydra template's RankedLogger
