@@ -3955,3 +3955,12 @@ def test_a_matrix_product_whose_paste_lost_a_space_is_a_shape_mismatch() -> None
     # TFace: "mat1 and mat2 shapes cannot be multiplied(128x32768 and 512x512)"; the sizes removed is the near miss
     _named_not_near("b125h-tface-mobilefacenet-input-size-224-mat1-mat2", "tensor-shape-mismatch/incompatible-shapes",
                     ("multiplied(128x32768 and 512x512)", "multiplied"))
+
+
+def test_a_validation_interval_longer_than_the_epoch_is_a_lightning_misconfiguration() -> None:
+    # casanovo: the fit loop's ValueError on an integer val_check_interval over the epoch's batch count; the
+    # check on a float interval out of range is the near miss
+    _named_not_near("b126g-casanovo-lightning-val-check-interval-29-one-train-batch",
+                    "lightning-failure/misconfiguration",
+                    ("`val_check_interval` (29) must be less than or equal to the number of the training batches (1)",
+                     "`val_check_interval` should be an integer or a float in the range [0.0, 1.0], got 1.5"))
