@@ -1486,6 +1486,8 @@ def _unknown(case_id: str, entry: str) -> Diagnosis:
 @pytest.mark.parametrize(("case_id", "entry"), [
     ("more28a-tnt-trajectory-segfault-mid-epoch", "native-crash"),  # the crash glued to a bar's redraw
     ("more28a-ginex-cgexec-8gb-killed-first-superbatch", "host-oom"),  # zsh's job table; "Done!" at setup
+    # DataLoader's hint that its workers are out of shared memory: failure words with no class
+    ("more21a-k8s-helm-interactive-services-shm-hint", "dataloader-worker-failure"),
 ])
 def test_a_crash_no_signature_knows_is_still_a_failure(case_id: str, entry: str) -> None:
     """Without the entry that explains it, the crash's own words still make it a failure: a crash glued
