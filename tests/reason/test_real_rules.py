@@ -1488,6 +1488,8 @@ def _unknown(case_id: str, entry: str) -> Diagnosis:
     ("more28a-ginex-cgexec-8gb-killed-first-superbatch", "host-oom"),  # zsh's job table; "Done!" at setup
     # DataLoader's hint that its workers are out of shared memory: failure words with no class
     ("more21a-k8s-helm-interactive-services-shm-hint", "dataloader-worker-failure"),
+    # slurmstepd's "Detected 3 oom-kill event(s) in step 220424.batch cgroup": a job step's id, not progress
+    ("more52h-pl-save-checkpoint-slurm-batch-oom-kill", "host-oom"),
 ])
 def test_a_crash_no_signature_knows_is_still_a_failure(case_id: str, entry: str) -> None:
     """Without the entry that explains it, the crash's own words still make it a failure: a crash glued
