@@ -1490,6 +1490,8 @@ def _unknown(case_id: str, entry: str) -> Diagnosis:
     ("more21a-k8s-helm-interactive-services-shm-hint", "dataloader-worker-failure"),
     # slurmstepd's "Detected 3 oom-kill event(s) in step 220424.batch cgroup": a job step's id, not progress
     ("more52h-pl-save-checkpoint-slurm-batch-oom-kill", "host-oom"),
+    # torchrun's summary pasted as its two fields: "exitcode: -9" and "Signal 9 (SIGKILL)"
+    ("b84b-cosmos-4gpu-post-training-sigkill-cpu-ram", "host-oom"),
 ])
 def test_a_crash_no_signature_knows_is_still_a_failure(case_id: str, entry: str) -> None:
     """Without the entry that explains it, the crash's own words still make it a failure: a crash glued
