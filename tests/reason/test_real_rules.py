@@ -1492,6 +1492,8 @@ def _unknown(case_id: str, entry: str) -> Diagnosis:
     ("more52h-pl-save-checkpoint-slurm-batch-oom-kill", "host-oom"),
     # torchrun's summary pasted as its two fields: "exitcode: -9" and "Signal 9 (SIGKILL)"
     ("b84b-cosmos-4gpu-post-training-sigkill-cpu-ram", "host-oom"),
+    # load_state_dict's key lists pasted without the "Error(s) in loading state_dict" line above them
+    ("b82c-3dunet-resume-dataparallel-prefix", "checkpoint-load-mismatch"),
 ])
 def test_a_crash_no_signature_knows_is_still_a_failure(case_id: str, entry: str) -> None:
     """Without the entry that explains it, the crash's own words still make it a failure: a crash glued
