@@ -3951,11 +3951,10 @@ def test_the_masters_host_name_that_does_not_resolve_is_an_unreachable_store() -
     # ending "socket.gaierror: [Errno 11001] getaddrinfo failed" (a lower-case exception class, once read as
     # a host prefix, which turned the traceback into a stack dump and the run into a hang); the same error
     # from a download is the near miss
-    _named_not_near("b125d-guided-diffusion-seg-windows-setup-dist-getfqdn-gaierror",
-                    "rendezvous-failure/store-unreachable",
-                    ("socket.gethostbyname(socket.getfqdn())", "requests.get(url)"))
-    assert _primary_if_changed("b125d-guided-diffusion-seg-windows-setup-dist-getfqdn-gaierror",
-                               ("socket.gethostbyname(socket.getfqdn())", "requests.get(url)")) \
+    case_id = "b125d-guided-diffusion-seg-windows-setup-dist-getfqdn-gaierror"
+    d = _diagnose(case_id)
+    assert d.primary is not None and d.primary.id == "rendezvous-failure/store-unreachable"
+    assert _primary_if_changed(case_id, ("socket.gethostbyname(socket.getfqdn())", "requests.get(url)")) \
         == "unclassified-failure/uncaught-exception"
 
 

@@ -178,8 +178,9 @@ def _training_loss(rx: re.Pattern[str], text: str) -> re.Match[str] | None:
 _SETUP_BAR = re.compile(rb"(?:Loading checkpoint shards|Downloading|Fetching \d+ files|Map(?: \(num_proc=\d+\))?|"
                         rb"Filter|Generating \w{1,40} split|Running tokenizer|Tokeniz\w{0,20}|Resolving data files|"
                         rb"Extracting data files|Loading safetensors checkpoint shards)[^|\n]{0,40}: {0,2}\d{1,3}%")
-_WANDB_OWN = "wandb: "  # W&B prints its own messages under this name; a run's metrics go to its files, not here
-_SLURM_OWN = ("slurmstepd", "srun: ")  # the lines Slurm's step daemon and srun print themselves
+# Lines a tool prints about the run, whose step words are not training's: W&B's own messages (a run's metrics
+# go to its files, not here), and the lines Slurm's step daemon and srun print themselves.
+_TOOLS_OWN = ("wandb: ", "slurmstepd", "srun: ")
 # A checkpoint line as found: (fingerprint key, visible bytes, line number, file's rank, file's host).
 _Save = tuple[str, bytes, int, int | None, str | None]
 
@@ -827,14 +828,11 @@ class Reader:
             if "progress" not in kinds:
                 continue
             att = lines.prefix(start, vis)
-            if att.rest.startswith(_WANDB_OWN):
-                # W&B's own lines: its run history and summary, printed as the process exits ("wandb:
-                # train/global_step 260"), report steps that were, not training going on
-                continue
-            if att.rest.startswith(_SLURM_OWN):
-                # Slurm's own lines name its job steps, not training's ("slurmstepd: error: Detected 3
-                # oom-kill event(s) in step 220424.batch cgroup", "srun: error: ... step 1234.0"): a kill
-                # report, never progress after which the run went on
+            if att.rest.startswith(_TOOLS_OWN):
+                # W&B's run history and summary, printed as the process exits ("wandb: train/global_step 260"),
+                # report steps that were, not training going on; Slurm's lines name its job steps ("slurmstepd:
+                # error: Detected 3 oom-kill event(s) in step 220424.batch cgroup", "srun: error: ... step
+                # 1234.0"): a kill report, never progress after which the run went on
                 continue
             rank = att.rank if att.rank is not None else file_rank
             step = None
