@@ -3971,3 +3971,34 @@ def test_a_validation_interval_longer_than_the_epoch_is_a_lightning_misconfigura
                     "lightning-failure/misconfiguration",
                     ("`val_check_interval` (29) must be less than or equal to the number of the training batches (1)",
                      "`val_check_interval` should be an integer or a float in the range [0.0, 1.0], got 1.5"))
+
+
+def test_spconv_names_the_cuda_error_by_its_number() -> None:
+    # mmdet3d's vendored spconv (tensorview's TV_CHECK_CUDA_ERR): "cuda execution failed with error 9" is
+    # cudaErrorInvalidConfiguration; another number (98, an invalid device function) is the near miss
+    _named_not_near("b129c-mmdet3d-spconv-reordering-cuda-error-9",
+                    "cuda-illegal-memory-access/invalid-launch-configuration",
+                    ("failed with error 9", "failed with error 98"))
+
+
+def test_a_checkpoint_saved_from_zero3_partitions_holds_empty_matrices() -> None:
+    # a LoRA adapter saved under ZeRO-3 without gathering: every matrix comes back as torch.Size([0]); the
+    # same lines with a real saved shape are an ordinary state_dict mismatch
+    case_id = "b129d-chinese-llama2-lora-zero3-empty-adapter-merge"
+    _named_not_near(case_id, "deepspeed-failure/zero3-params-not-gathered",
+                    ("torch.Size([0]) from checkpoint", "torch.Size([32, 8192]) from checkpoint"))
+    assert _primary_if_changed(case_id, ("torch.Size([0]) from checkpoint", "torch.Size([32, 8192]) from checkpoint")) \
+        == "checkpoint-load-mismatch/state-dict-mismatch"
+
+
+def test_no_attention_kernel_for_the_inputs_is_named() -> None:
+    # xFormers' dispatcher found no backward operator for float32 inputs of head size 80 on an sm_86 GPU (a
+    # paste without the exception's class); the operators' reasons alone are the near miss
+    _named_not_near("b129e-diffusers-train-controlnet-xformers-0016-backward",
+                    "attention-kernel-unsupported/xformers-no-operator",
+                    ("No operator found for `memory_efficient_attention_backward` with inputs: ", ""))
+    # scaled_dot_product_attention restricted to FlashAttention-2 with an attention mask; another
+    # RuntimeError from the same call is the near miss
+    _named_not_near("b109c-latentsync-sdpa-attn-mask-fa2-unsupported-platform-no-available-kernel",
+                    "attention-kernel-unsupported/sdpa-no-available-kernel",
+                    ("No available kernel. Aborting execution.", "Expected query, key and value to have the same dtype"))
