@@ -4002,3 +4002,10 @@ def test_no_attention_kernel_for_the_inputs_is_named() -> None:
     _named_not_near("b109c-latentsync-sdpa-attn-mask-fa2-unsupported-platform-no-available-kernel",
                     "attention-kernel-unsupported/sdpa-no-available-kernel",
                     ("No available kernel. Aborting execution.", "Expected query, key and value to have the same dtype"))
+
+
+def test_hifigans_progress_line_shows_the_nan() -> None:
+    # HiFi-GAN's "Steps : 40, Gen Loss Total :  nan, Mel-Spec. Error : 2.021, ..." ({:4.3f} pads nan after
+    # the spaced colon); the same lines with the numbers the run printed before is the near miss
+    _named_not_near("b129a-hifigan-ljspeech-gen-loss-explodes-then-nan", "nan-loss/nonfinite-loss",
+                    ("Gen Loss Total :  nan", "Gen Loss Total : 199.692"), ("Mel-Spec. Error :  nan", "Mel-Spec. Error : 2.021"))
