@@ -437,6 +437,9 @@ class RankProgress:
     known_step: int | None = None
     loss_max: float | None = None  # the largest training loss it printed (0.0 throughout: HF filtered every NaN)
     loss_first: float | None = None  # the first training loss of its lines: where this stretch of training began
+    # The last line where it printed a finite training loss, or a finite loss term that cleared a NaN before it
+    # ("D_loss: 0.693" after "D_loss: nan"): whether training came back from a NaN.
+    finite_line: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"rank": self.rank, "step": self.step, "path": self.path, "line": self.line, "text": self.text}
@@ -537,7 +540,8 @@ class ScanResult:
                                  spike=(num(p.spike[0]), p.spike[1], p.spike[2]) if p.spike else None,
                                  nonfinite=(num(p.nonfinite[0]), *p.nonfinite[1:]) if p.nonfinite else None,
                                  vanished=(num(p.vanished[0]), *p.vanished[1:]) if p.vanished else None,
-                                 rises=tuple(num(n) for n in p.rises))
+                                 rises=tuple(num(n) for n in p.rises),
+                                 finite_line=num(p.finite_line) if p.finite_line else None)
                       for k, p in self.progress.items()},
             done_line=num(self.done_line) if self.done_line else 0,
             prompt_line=num(self.prompt_line) if self.prompt_line else 0,

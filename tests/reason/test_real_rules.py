@@ -126,12 +126,12 @@ def test_nan_that_persists_in_the_metrics_is_a_failure() -> None:
 
 
 def test_a_loss_that_was_never_finite_is_a_failure_from_its_first_line() -> None:
-    # The only loss line the run printed reads NaN: nothing says it ever trained. One NaN after finite
-    # losses may be one bad batch, so that alone stays a note.
+    # The only loss line the run printed reads NaN: nothing says it ever trained. One NaN between finite
+    # losses is one bad batch (a skipped step), so that alone stays a note.
     d = _diagnose("more32t-chatglm3-ptuning-deepspeed-loss-nan-from-step1")
     assert d.verdict == "failure" and d.primary is not None and d.primary.id == "nan-loss/nonfinite-loss"
     log = "".join(f"Epoch: 0, step: {i}, global_step:{i}, loss: {x}\nstep: {i}-1-1\n"
-                  for i, x in enumerate(["2.31", "2.07", "nan"]))
+                  for i, x in enumerate(["2.31", "2.07", "nan", "2.02", "1.98", "1.95"]))
     d = Diagnoser().diagnose(Named("output.log", log.encode()))
     assert d.primary is None or d.primary.id != "nan-loss/nonfinite-loss"
 
@@ -4009,3 +4009,18 @@ def test_hifigans_progress_line_shows_the_nan() -> None:
     # the spaced colon); the same lines with the numbers the run printed before is the near miss
     _named_not_near("b129a-hifigan-ljspeech-gen-loss-explodes-then-nan", "nan-loss/nonfinite-loss",
                     ("Gen Loss Total :  nan", "Gen Loss Total : 199.692"), ("Mel-Spec. Error :  nan", "Mel-Spec. Error : 2.021"))
+
+
+def test_a_nan_loss_stays_the_failure_while_later_epochs_show_no_finite_loss() -> None:
+    # nnU-Net v2: "train_loss nan" and "val_loss nan" in epoch 0, then "Epoch 1" and the log ends: the epochs
+    # go on, each with its NaN (as a NaN run does), so the weak metric line is not cleared by that progress;
+    # finite losses in two later epochs are the near miss (a skipped step, training then went on)
+    case_id = "b130h-nnunetv2-png-dataset-nan-loss-from-epoch0"
+    later = ("Current learning rate: 0.00999 ",
+             "Current learning rate: 0.00999 \n2023-08-09 15:40:17.401215: train_loss 0.4121 \n"
+             "2023-08-09 15:40:17.431002: Epoch 2 \n2023-08-09 16:02:40.118231: train_loss 0.5307 \n"
+             "2023-08-09 16:02:40.150012: Epoch 3 \n2023-08-09 16:25:02.441781: train_loss 0.5522 ")
+    _named_not_near(case_id, "nan-loss/nonfinite-loss", later)
+    # GLPDepth: finite losses for ten epochs, then NaN from epoch 11 with the bars going on: the same
+    d = _diagnose("b110d-glpdepth-nyu-depth-loss-goes-nan-in-epoch-11-tensorboard-nan-or-inf-warning-loudest-line")
+    assert d.verdict == "failure" and d.primary is not None and d.primary.id == "nan-loss/nonfinite-loss"

@@ -1021,6 +1021,7 @@ def _metrics(prev: RankProgress | None, now: RankProgress, text: str) -> RankPro
         None, None, 0, None)
     loss_max = prev.loss_max if prev else None
     loss_first = prev.loss_first if prev else None
+    finite_line = prev.finite_line if prev else None
     first_meters = prev.first_meters if prev else None
     meters = _METERS.search(text)
     bracket = _METERS_AT.search(text) if meters is not None else None
@@ -1075,16 +1076,17 @@ def _metrics(prev: RankProgress | None, now: RankProgress, text: str) -> RankPro
         loss_min = loss if loss_min is None else min(loss_min, loss)
         loss_max = loss if loss_max is None else max(loss_max, loss)
         loss_first = loss if loss_first is None else loss_first
-        loss_last, losses = loss, losses + 1
+        # (a loss of exactly 0 is no finite loss after a NaN: HF's Trainer prints a NaN step's loss as 0)
+        loss_last, losses, finite_line = loss, losses + 1, now.line if loss != 0.0 else finite_line
     elif nonfinite is not None and _training_loss(_LOSS_TERM_FINITE, text) is not None:
-        nonfinite = None
+        nonfinite, finite_line = None, now.line
     rises = prev.rises if prev else ()
     if prev is not None and _rose(prev, now):
         rises = (*rises[-(RISES_KEPT - 1):], now.line)
     known = now.step if now.step is not None else (prev.known_step if prev else None)
     return RankProgress(now.rank, now.step, now.path, now.line, now.text, data_time, step_time, timed,
                         loss_min, loss_last, losses, spike, first_meters, nonfinite, rises, now.epoch, now.time,
-                        vanished, known, loss_max, loss_first)
+                        vanished, known, loss_max, loss_first, finite_line)
 
 
 # A row of a metrics table, one figure per line as scripts print their dict of losses ("train/real     : nan",

@@ -535,7 +535,7 @@ def _verdict(ctx: Context) -> Diagnosis:
     # grace before its kill are no sign that training went on. A weak precursor of a kill, tcmalloc's report
     # of a huge allocation, is a warning when steps follow.)
     weak = [e for e in initiating if e.ambiguous and e.weight < WEAK]
-    trained_on = {e.order for e in weak if _progress_after(ctx, e) and not _launcher_stop(ctx, e)}
+    trained_on = {e.order for e in weak if _trained_past(ctx, e) and not _launcher_stop(ctx, e)}
     if weak and len(weak) == len(initiating) and any(
             e.cause in ctx.library.fallbacks and e.order not in trained_on for e in weak):
         # (all weak, and an exception no signature knows ended the run: a sign that training went on
@@ -847,6 +847,21 @@ def _persisted(ctx: Context, e: Event) -> bool:
     return not any(p.path == e.path and (e.rank is None or p.rank in (e.rank, None)) and p.line > last
                    and p.loss_last is not None and math.isfinite(p.loss_last) and p.loss_last != 0.0
                    for s in ctx.scans for p in s.progress.values())
+
+
+def _trained_past(ctx: Context, e: Event) -> bool:
+    """Training went on past a weak signal: a later progress line of its rank. For a non-finite loss read
+    from the metrics, a finite training loss (or loss term) printed after it: a NaN run goes on printing
+    epochs and steps, each with its NaN or with no loss at all; never while the last loss its process
+    printed is still NaN or Inf (the reader's `nonfinite`)."""
+    cause = ctx.library.cause(e.cause)
+    if not (cause.loss_nonfinite and e.traceback is None):
+        return _progress_after(ctx, e)
+    last = max(_cause_lines(ctx, e), default=e.line)
+    mine = [p for s in ctx.scans for p in s.progress.values()
+            if p.path == e.path and (e.rank is None or p.rank in (e.rank, None))]
+    return not any(p.nonfinite is not None for p in mine) and any(
+        p.finite_line is not None and p.finite_line > last for p in mine)
 
 
 def _progress_after(ctx: Context, e: Event) -> bool:
