@@ -4024,3 +4024,27 @@ def test_a_nan_loss_stays_the_failure_while_later_epochs_show_no_finite_loss() -
     # GLPDepth: finite losses for ten epochs, then NaN from epoch 11 with the bars going on: the same
     d = _diagnose("b110d-glpdepth-nyu-depth-loss-goes-nan-in-epoch-11-tensorboard-nan-or-inf-warning-loudest-line")
     assert d.verdict == "failure" and d.primary is not None and d.primary.id == "nan-loss/nonfinite-loss"
+
+
+def test_fewer_microbatches_than_pipeline_stages_is_a_parallel_layout_error() -> None:
+    # nanotron's 1F1B engine asserts PP-1 micro-batches at least; its own count printed at start-up is the
+    # near miss
+    _named_not_near("b130a-nanotron-pp8-microbatches-below-pp-size", "megatron-failure/parallel-layout-invalid",
+                    ("Number of microbatches (1) must be at least PP_SIZE-1=7 when using the",
+                     "Number of microbatches: 1, PP_SIZE: 8, the"))
+
+
+def test_numpy_loading_a_damaged_index_file_is_a_corrupt_cache() -> None:
+    # Megatron's index cache read by np.load on another node while it was being written: "Failed to interpret
+    # file '..._shuffle_idx.npy' as a pickle" (interleaved by two processes); a file read as JSON is the near miss
+    _named_not_near("b130a-pai-megatron-multinode-index-cache-shuffle-idx-unpickle", "corrupt-sample/unpickle-error",
+                    ("as a pickle", "as JSON"))
+
+
+def test_a_dll_that_windows_cannot_load_at_import_is_a_missing_library() -> None:
+    # torch 1.5 on Windows loads its DLLs with ctypes.CDLL in torch/__init__.py: OSError [WinError 127] from
+    # ctypes' _dlopen, with no "Error loading" line; the same OSError with another Windows error (5, access
+    # denied) is the near miss
+    _named_not_near("b130e-train-ocr-import-torch-1-5-winerror-127-caffe2-detectron-ops-gpu",
+                    "missing-cuda-libraries/library-not-found",
+                    ("[WinError 127] The specified procedure could not be found", "[WinError 5] Access is denied"))
