@@ -4048,3 +4048,20 @@ def test_a_dll_that_windows_cannot_load_at_import_is_a_missing_library() -> None
     _named_not_near("b130e-train-ocr-import-torch-1-5-winerror-127-caffe2-detectron-ops-gpu",
                     "missing-cuda-libraries/library-not-found",
                     ("[WinError 127] The specified procedure could not be found", "[WinError 5] Access is denied"))
+
+
+def test_a_resumed_optimizer_whose_state_is_for_other_parameters_is_a_checkpoint_mismatch() -> None:
+    # jiant reloading a checkpoint into a model whose layer grew: Adam's `exp_avg.mul_(beta1)` raises "The
+    # expanded size of the tensor (6144) must match the existing size (4096)"; the same error raised in the
+    # model's own forward is the near miss (a shape bug in the code)
+    _named_not_near("b131b-jiant-multitask-reload-checkpoint-adam-exp-avg-expanded-size",
+                    "checkpoint-load-mismatch/state-dict-mismatch",
+                    ("exp_avg.mul_(beta1).add_(1 - beta1, grad)", "hidden = hidden.expand(batch, 6144)"),
+                    ("site-packages/torch/optim/adam.py", "site-packages/jiant/modules/encoder.py"))
+
+
+def test_a_policy_std_that_turned_nan_is_a_non_finite_failure() -> None:
+    # rsl_rl's PPO sampling its actions: torch.normal refuses the std ("normal expects all elements of std >=
+    # 0.0"); log_normal_'s check of a zero std is the near miss
+    _named_not_near("b131e-mjlab-custom-robot-multi-env-ppo-std-invalid", "nan-loss/nonfinite-loss",
+                    ("normal expects all elements of std >= 0.0", "log_normal_ expects std > 0.0, but found std=0"))
