@@ -4065,3 +4065,31 @@ def test_a_policy_std_that_turned_nan_is_a_non_finite_failure() -> None:
     # 0.0"); log_normal_'s check of a zero std is the near miss
     _named_not_near("b131e-mjlab-custom-robot-multi-env-ppo-std-invalid", "nan-loss/nonfinite-loss",
                     ("normal expects all elements of std >= 0.0", "log_normal_ expects std > 0.0, but found std=0"))
+
+
+def test_a_video_without_a_video_stream_is_an_undecodable_sample() -> None:
+    # decord's "ERROR cannot find video stream with wanted index: -1" for a badly cut clip; another decord
+    # check that failed is the near miss
+    _named_not_near("b131a-decord-no-video-stream-badly-cut-clips", "corrupt-sample/undecodable-file",
+                    ("ERROR cannot find video stream with wanted index: -1", "ERROR seek failed"))
+
+
+def test_a_tar_shard_cut_short_is_a_truncated_sample() -> None:
+    # webdataset re-raising tarfile's "unexpected end of data" with the shard and rank 18's node info; a
+    # shard tarfile cannot open at all is the near miss
+    _named_not_near("b131a-webdataset-tar-unexpected-end-of-data-rank18", "corrupt-sample/truncated-file",
+                    ('"unexpected end of data @', '"file could not be opened successfully @'))
+
+
+def test_a_data_parallel_module_off_its_first_device_is_a_device_mismatch() -> None:
+    # nn.DataParallel's check of device_ids[0]; the message cut before its device names is the near miss
+    _named_not_near("b131c-yolov3-multigpu-dataparallel-params-on-cuda1", "device-mismatch/tensors-on-different-devices",
+                    ("(device_ids[0]) but found one of them on device: cuda:1", ""))
+
+
+def test_ffmpegs_own_log_lines_are_no_failure() -> None:
+    # LLaMA-VID's fine-tuning printed FFmpeg's "[h264 @ 0x7d53ee00] mmco: unref short failure" and trained on;
+    # the same words without FFmpeg's av_log prefix are the near miss (a line of failure no entry knows)
+    case_id = "b131d-llama-vid-finetune-h264-mmco-warning-healthy"
+    assert _diagnose(case_id).verdict == "healthy"
+    assert _primary_if_changed(case_id, ("[h264 @ 0x7d53ee00] ", "")) == "unclassified-failure/error-lines"

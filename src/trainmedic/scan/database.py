@@ -235,6 +235,10 @@ WARNING_LEVEL: tuple[Pattern, ...] = (
     # messages) dying as the process exits: the tracker's own threads, whose death ends nothing training
     # waits on (reason/events.py reads their tracebacks the same way)
     Pattern("tracker-thread-died", r"Exception in thread (?:IntMsgThr|ChkStopThr|NetStatThr)\b", "warning"),
+    # FFmpeg's own log lines, under its av_log prefix "[h264 @ 0x55d0c8a1b2c0] mmco: unref short failure":
+    # a video reader's decoder (decord, torchvision.io, PyAV, OpenCV) complaining about one stream, which it
+    # conceals or skips; the reader's exception, when one ends the run, is the failure
+    Pattern("ffmpeg-av-log", r"\[[\w ,.-]{1,40} @ 0x[0-9a-f]{4,16}\] ", "warning"),
     WARNING_CALL_ECHO,
 )
 
