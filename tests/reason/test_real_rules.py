@@ -4093,3 +4093,33 @@ def test_ffmpegs_own_log_lines_are_no_failure() -> None:
     case_id = "b131d-llama-vid-finetune-h264-mmco-warning-healthy"
     assert _diagnose(case_id).verdict == "healthy"
     assert _primary_if_changed(case_id, ("[h264 @ 0x7d53ee00] ", "")) == "unclassified-failure/error-lines"
+
+
+def test_webdataset_refusing_to_run_without_a_node_splitter_is_unsharded_data() -> None:
+    # webdataset, several ranks and no nodesplitter: its ValueError names the mechanism; another ValueError
+    # of the same pipeline is the near miss
+    _named_not_near("b131a-webdataset-explicit-nodesplitter-multinode",
+                    "iterable-dataset-duplication/not-sharded-per-rank",
+                    ("you need to add an explicit nodesplitter to your input pipeline for multi-node training",
+                     "you need to add a shuffle buffer to your input pipeline"))
+
+
+def test_a_go_program_in_the_pipeline_at_the_process_limit_is_a_thread_limit() -> None:
+    # a `pipe:` shard reader written in Go: "runtime: failed to create new OS thread (have 2 already;
+    # errno=11)"; the same with errno=12 (no memory for the thread) is the near miss
+    _named_not_near("b131a-webdataset-pipe-newosproc-errno11", "host-resource-limit/thread-creation-failed",
+                    ("errno=11)", "errno=12)"))
+
+
+def test_glibc_asserting_inside_malloc_is_heap_corruption() -> None:
+    # deep-text-recognition-benchmark: "python3: malloc.c:4725: _int_memalign: Assertion ... failed."; a
+    # program's own assertion in that form is the near miss
+    _named_not_near("b131d-dtrb-train-malloc-memalign-assertion", "native-crash/heap-corruption",
+                    ("malloc.c:4725: _int_memalign: Assertion", "train.c:4725: align_batch: Assertion"))
+
+
+def test_dali_wrapping_bad_alloc_is_a_host_allocation_failure() -> None:
+    # DALI: "RuntimeError: Critical error in pipeline: std::bad_alloc"; another critical error of the
+    # pipeline (an operator failing) is the near miss
+    _named_not_near("b131a-dali-pipeline-std-bad-alloc", "host-oom/cpu-allocation-failure",
+                    ("std::bad_alloc", "Error when executing CPU operator readers__File"))
