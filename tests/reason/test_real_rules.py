@@ -4123,3 +4123,31 @@ def test_dali_wrapping_bad_alloc_is_a_host_allocation_failure() -> None:
     # pipeline (an operator failing) is the near miss
     _named_not_near("b131a-dali-pipeline-std-bad-alloc", "host-oom/cpu-allocation-failure",
                     ("std::bad_alloc", "Error when executing CPU operator readers__File"))
+
+
+def test_a_rank_calling_mpi_abort_is_a_failure() -> None:
+    # Open MPI's "MPI_ABORT was invoked on rank 2 in communicator ... with errorcode 1." ends a SageMaker MPI
+    # job (called healthy before: nothing else in the paste); Open MPI's note on what MPI_ABORT does is the
+    # near miss
+    case_id = "b130b-hf-sagemaker-byo-summarizer-mpi-abort-rank2"
+    d = _diagnose(case_id)
+    assert d.verdict == "failure" and d.primary is not None and d.primary.id == "unclassified-failure/process-exited"
+    assert _primary_if_changed(case_id, (" MPI_ABORT was invoked on rank 2 in communicator MPI COMMUNICATOR 5 DUP FROM 0",
+                                         " MPI_COMM_WORLD was set up on rank 2")) is None
+
+
+def test_batchgenerators_abort_event_is_a_worker_death() -> None:
+    # nnU-Net v1's MultiThreadedAugmenter: "Abort event was set. So someone died and we should end this
+    # madness." (its worker died, the error above it not in the paste); the near miss is the message cut to
+    # its first words
+    # (a worker's death whose reason the log does not give is answered by what resolved threads most often
+    # found behind it: the message cannot tell them apart)
+    from trainmedic.evaluate.score import answers
+
+    case_id = "b130h-nnunetv1-docker-abort-event-epoch1"
+    d = _diagnose(case_id)
+    assert d.primary is not None and d.primary.id.startswith("dataloader-worker-failure/")
+    assert answers("dataloader-worker-failure/worker-exited", d.primary.id, from_message=True)
+    near = _primary_if_changed(case_id, ("Abort event was set. So someone died and we should end this madness.",
+                                         "Abort event was set."))
+    assert near is None or not near.startswith("dataloader-worker-failure/")
