@@ -806,6 +806,13 @@ def _scale_collapsed(ctx: Context, e: Event) -> bool:
     return bool(scales) and min(scales) <= floor
 
 
+def _its_progress(ctx: Context, e: Event) -> list[RankProgress]:
+    """The progress records of the event's process: its rank's in its file (for an unranked event, every
+    rank's there), and the file's unranked ones."""
+    return [p for s in ctx.scans for p in s.progress.values()
+            if p.path == e.path and (e.rank is None or p.rank in (e.rank, None))]
+
+
 def _nan_filtered(ctx: Context, e: Event) -> bool:
     """A warning of a non-finite loss (an evaluation's NaN) where the same process logged a training loss
     of exactly 0 at every step: HF's Trainer leaves NaN and Inf steps out of the loss it logs
@@ -813,8 +820,7 @@ def _nan_filtered(ctx: Context, e: Event) -> bool:
     loss was NaN too; the warning is the failure."""
     if not ctx.library.cause(e.cause).loss_nonfinite:
         return False
-    return any(p.path == e.path and (e.rank is None or p.rank in (e.rank, None)) and p.losses > 0
-               and p.loss_max == 0.0 for s in ctx.scans for p in s.progress.values())
+    return any(p.losses > 0 and p.loss_max == 0.0 for p in _its_progress(ctx, e))
 
 
 def _runtime_detail(ctx: Context, e: Event) -> bool:
@@ -844,9 +850,8 @@ def _persisted(ctx: Context, e: Event) -> bool:
     if len(lines) < need:
         return False
     last = max(lines)
-    return not any(p.path == e.path and (e.rank is None or p.rank in (e.rank, None)) and p.line > last
-                   and p.loss_last is not None and math.isfinite(p.loss_last) and p.loss_last != 0.0
-                   for s in ctx.scans for p in s.progress.values())
+    return not any(p.line > last and p.loss_last is not None and math.isfinite(p.loss_last) and p.loss_last != 0.0
+                   for p in _its_progress(ctx, e))
 
 
 def _trained_past(ctx: Context, e: Event) -> bool:
@@ -858,8 +863,7 @@ def _trained_past(ctx: Context, e: Event) -> bool:
     if not (cause.loss_nonfinite and e.traceback is None):
         return _progress_after(ctx, e)
     last = max(_cause_lines(ctx, e), default=e.line)
-    mine = [p for s in ctx.scans for p in s.progress.values()
-            if p.path == e.path and (e.rank is None or p.rank in (e.rank, None))]
+    mine = _its_progress(ctx, e)
     return not any(p.nonfinite is not None for p in mine) and any(
         p.finite_line is not None and p.finite_line > last for p in mine)
 
@@ -979,14 +983,13 @@ def _recovered(ctx: Context, initiating: list[Event], collateral: list[Event]) -
     """A try/except that logged an error and went on: progress resumed after it and the run finished."""
     if collateral or not any(s.done for s in ctx.scans):
         return False
-    progress = [p for s in ctx.scans for p in s.progress.values()]
     for e in initiating:
         if ctx.library.cause(e.cause).trains_on:
             return False  # (its run trains on to the end all the same: the end does not clear it)
         # Progress by the same rank (or, for an unranked error, by anyone in that file) after the error's
         # last line: an error that every later step repeats (a NaN in each metrics line) was not handled.
         last = max(_cause_lines(ctx, e), default=e.line)
-        after = [p for p in progress if p.path == e.path and (e.rank is None or p.rank in (e.rank, None))]
+        after = _its_progress(ctx, e)
         end = max(last, e.line)
         # (a bar reprinted at its end, "100%|...| 20/20", is no step taken after the error: its step must
         # have risen after it; a line with no step, a loss dict, is progress by being there. A NaN in the
