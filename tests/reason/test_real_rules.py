@@ -4151,3 +4151,99 @@ def test_batchgenerators_abort_event_is_a_worker_death() -> None:
     near = _primary_if_changed(case_id, ("Abort event was set. So someone died and we should end this madness.",
                                          "Abort event was set."))
     assert near is None or not near.startswith("dataloader-worker-failure/")
+
+
+def test_bitsandbytes_without_a_binary_for_its_cuda_is_a_missing_library() -> None:
+    # bitsandbytes 0.35-0.41: "CUDA SETUP: Required library version not found: libbitsandbytes_cuda117_nocublaslt.so"
+    # then the CPU fallback (called healthy before); loading the binary it looked for is the near miss
+    _named_not_near("b132b-bnb-nocublaslt-cc70-defaults-to-cpu", "missing-cuda-libraries/library-not-found",
+                    ("CUDA SETUP: Required library version not found: libbitsandbytes_cuda117_nocublaslt.so. "
+                     "Maybe you need to compile it from source?",
+                     "CUDA SETUP: Loading binary /home/user/bitsandbytes/libbitsandbytes_cuda117_nocublaslt.so..."),
+                    ("CUDA SETUP: Defaulting to libbitsandbytes_cpu.so...", "CUDA SETUP: Detected CUDA version 117"))
+
+
+def test_bitsandbytes_cuda_detection_banner_is_a_missing_library() -> None:
+    # the same module's "CUDA SETUP: CUDA detection failed! Possible reasons:" banner (with the binary it
+    # could not find above it); its other setup lines are the near miss
+    _named_not_near("b132b-bnb-cuda121-source-build-defaults-to-cpu-lib", "missing-cuda-libraries/library-not-found",
+                    ("CUDA SETUP: CUDA detection failed! Possible reasons:", "CUDA SETUP: CUDA detection done. Notes:"),
+                    ("CUDA SETUP: Required library version not found: libbitsandbytes_cuda121.so",
+                     "CUDA SETUP: Loading binary libbitsandbytes_cuda121.so"))
+
+
+def test_cuda_named_symbol_not_found_is_a_binary_without_this_gpus_kernels() -> None:
+    # bitsandbytes' "Error named symbol not found at line 74 in file ...ops.cu" (cudaErrorSymbolNotFound: the
+    # DLL holds no kernel for this GPU); "undefined symbol", a loader's complaint, is the near miss
+    _named_not_near("b132b-bnb-windows-finetune-named-symbol-not-found", "cuda-driver-mismatch/unsupported-gpu-arch",
+                    ("Error named symbol not found at line 74", "Error undefined symbol at line 74"))
+
+
+def test_peft_target_modules_given_as_a_regex_are_not_found() -> None:
+    # PEFT with target_modules as one string (a regex over module names) prints it bare: "Target modules
+    # model.layers.[\d]+.(mlp|...)_proj not found in the base model"; "Target module ... is not supported" is
+    # the near miss
+    _named_not_near("b132b-axolotl-qwen2vl-example-regex-target-modules",
+                    "hf-trainer-failure/lora-target-modules-not-found",
+                    ("not found in the base model. Please check the target modules and try again.",
+                     "is not supported."))
+
+
+def test_opencv_insufficient_memory_is_a_host_allocation_failure() -> None:
+    # YOLOv5 caching images in RAM: "cv2.error: ... error: (-4:Insufficient memory) Failed to allocate 4672512
+    # bytes in function 'OutOfMemoryError'"; another OpenCV error (an assertion) is the near miss
+    _named_not_near("b132c-yolov5-cache-opencv-insufficient-memory", "host-oom/cpu-allocation-failure",
+                    ("(-4:Insufficient memory) Failed to allocate 4672512 bytes",
+                     "(-215:Assertion failed) !ssize.empty()"))
+
+
+def test_xrt_oom_hint_is_tpu_memory_exhausted() -> None:
+    # torch_xla on XRT: the per-buffer "XLA label: ... Allocation type: scoped" listing and TF's "Hint: If you
+    # want to see a list of allocated tensors when OOM happens" (the status line scrolled off); the near miss
+    # is the hint without its OOM
+    _named_not_near("b132e-hf-run-glue-tpu-xrtcompile-oom-scoped-allocation", "cuda-out-of-memory/xla-hbm-exhausted",
+                    ("Hint: If you want to see a list of allocated tensors when OOM happens, add "
+                     "report_tensor_allocations_upon_oom", "Hint: If you want to see a list of compiled programs, add "
+                     "report_compilations"))
+
+
+def test_habana_device_pool_allocation_failure_is_hpu_oom() -> None:
+    # optimum-habana on 8 Gaudi cards: "[Rank:7] FATAL ERROR :: MODULE:PT_DEVMEM Allocation failed for
+    # size::469762048 (448)MB", then a segmentation fault (the echo); another bridge module's fatal error is
+    # the near miss
+    _named_not_near("b132e-habana-llama70b-lora-model-to-hpu-devmem-allocation-failed",
+                    "cuda-out-of-memory/hpu-device-oom",
+                    ("MODULE:PT_DEVMEM Allocation failed for size::469762048 (448)MB",
+                     "MODULE:PT_BRIDGE Lowering failed for op::469762048 (448)MB"))
+    _named_not_near("b132e-habana-sdxl-finetune-validation-hpu-graph-workspace-oom",
+                    "cuda-out-of-memory/hpu-device-oom",
+                    ("MODULE:PT_SYNHELPER workspace Allocation of size ::6450192384 failed!",
+                     "MODULE:PT_SYNHELPER graph compilation of recipe ::6450192384 failed!"))
+
+
+def test_elastic_heartbeat_that_cannot_reach_the_store_is_the_store_lost() -> None:
+    # torchrun on WSL: "has failed to send a keep-alive heartbeat to the rendezvous '123' due to an error of
+    # type RendezvousConnectionError", then the agent's own "Connection reset by peer" from _call_store; a
+    # heartbeat that timed out (a busy host) is the near miss
+    _named_not_near("b132f-torchrun-wsl-keepalive-store-connection-reset", "peer-connection-lost/store-lost",
+                    ("due to an error of type RendezvousConnectionError", "due to an error of type RendezvousTimeoutError"),
+                    ("in _call_store", "in _call_agent"))
+
+
+def test_fairseq_architectures_must_match_is_a_state_dict_mismatch() -> None:
+    # fairseq's trainer: "Exception: Cannot load model parameters from checkpoint ./bart.base/model.pt; please
+    # ensure that the architectures match." (the size mismatch it wraps not pasted); fairseq's unreadable
+    # checkpoint is the near miss
+    _named_not_near("b132d-fairseq-bart-base-cnndm-restore-arch-mismatch",
+                    "checkpoint-load-mismatch/state-dict-mismatch",
+                    ("Cannot load model parameters from checkpoint ./bart.base/model.pt; please ensure that the "
+                     "architectures match.", "Cannot load checkpoint from ./bart.base/model.pt: file is not a zip archive"),
+                    ('"please ensure that the architectures match.".format(filename)', '"cannot load".format(filename)'))
+
+
+def test_trl_health_check_refused_is_the_vllm_server_not_running() -> None:
+    # axolotl GRPO with TRL's vLLM client: "Max retries exceeded with url: /health/ (Caused by
+    # NewConnectionError(... [Errno 111] Connection refused))"; a refused download from the Hub is the near miss
+    _named_not_near("b132b-axolotl-grpo-modal-vllm-health-connection-refused",
+                    "vllm-rollout-failure/server-not-running",
+                    ("Max retries exceeded with url: /health/", "Max retries exceeded with url: /api/models/gpt2"))
