@@ -4247,3 +4247,28 @@ def test_trl_health_check_refused_is_the_vllm_server_not_running() -> None:
     _named_not_near("b132b-axolotl-grpo-modal-vllm-health-connection-refused",
                     "vllm-rollout-failure/server-not-running",
                     ("Max retries exceeded with url: /health/", "Max retries exceeded with url: /api/models/gpt2"))
+
+
+def test_triton_kernel_out_of_shared_memory_is_its_own_failure() -> None:
+    # Mamba's Triton kernel with head size 512: "triton.runtime.autotuner.OutOfResources: out of resource: shared
+    # memory, Required: 663808, Hardware limit: 101376" (called healthy before: no traceback in the paste); the
+    # same words from an allocator's OutOfMemoryError (inductor's "out of resource: <kernel name>") are the
+    # near miss
+    _named_not_near("b133d-mamba-mqar-headdim-512-triton-shared-memory-out-of-resources",
+                    "triton-kernel-failure/out-of-resources",
+                    ("triton.runtime.autotuner.OutOfResources: out of resource: shared memory, Required: 663808, "
+                     "Hardware limit: 101376",
+                     "OutOfMemoryError: out of resource: triton_per_fused_add_7 Required: 663808 Hardware limit:101376"))
+    # and in IPython, where the class prints bare
+    _named_not_near("b102c-contexto-champion-unsloth-grpo-vllm-rollout-rtx2070-triton-prefix-prefill-out-of-shared-memory",
+                    "triton-kernel-failure/out-of-resources",
+                    ("OutOfResources: out of resource: shared memory, Required: 98304, Hardware limit: 65536",
+                     "OutOfResources: shared memory 98304 > 65536"))
+
+
+def test_physx_kernels_that_no_longer_launch_are_read_as_an_illegal_access() -> None:
+    # IsaacGymEnvs: "PxgTGSCudaSolverCore.cpp (1858) : internal error : GPU solveContactParallel fail to launch
+    # kernel!!" for every PhysX kernel after the context broke; PhysX's own API misuse report is the near miss
+    _named_not_near("b133f-isaacgymenvs-gjkepa-physx-kernels-fail-to-launch",
+                    "cuda-illegal-memory-access/illegal-address",
+                    (" fail to launch kernel!!", " called illegally!"))
