@@ -4272,3 +4272,15 @@ def test_physx_kernels_that_no_longer_launch_are_read_as_an_illegal_access() -> 
     _named_not_near("b133f-isaacgymenvs-gjkepa-physx-kernels-fail-to-launch",
                     "cuda-illegal-memory-access/illegal-address",
                     (" fail to launch kernel!!", " called illegally!"))
+
+
+def test_ddp_given_a_module_split_over_gpus_is_a_device_map_under_a_launcher() -> None:
+    # ChatGLM fine-tuning: "DistributedDataParallel device_ids and output_device arguments only work with
+    # single-device/multiple-device GPU modules or CPU modules, but got device_ids [1], output_device 1, and
+    # module parameters {device(type='cuda', index=0), device(type='cuda', index=1)}" (a device_map='auto' load
+    # under torchrun); the same refusal without device_ids (a CPU module given output_device) is the near miss
+    _named_not_near("b134c-chatglm6b-multigpu-ddp-model-spread-over-two-gpus", "hf-trainer-failure/device-map-distributed",
+                    ("but got device_ids [1], output_device 1, and module", "but got device_ids None, output_device 1, and module"))
+    # and with the parameter set wrapped onto the next line, as pasted
+    _named_not_near("b134c-zero-nlp-chatglm-ddp-module-on-three-gpus", "hf-trainer-failure/device-map-distributed",
+                    ("but got device_ids [0], output_device 0, and module", "but got device_ids None, output_device 0, and module"))
