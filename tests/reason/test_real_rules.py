@@ -4284,3 +4284,14 @@ def test_ddp_given_a_module_split_over_gpus_is_a_device_map_under_a_launcher() -
     # and with the parameter set wrapped onto the next line, as pasted
     _named_not_near("b134c-zero-nlp-chatglm-ddp-module-on-three-gpus", "hf-trainer-failure/device-map-distributed",
                     ("but got device_ids [0], output_device 0, and module", "but got device_ids None, output_device 0, and module"))
+
+
+def test_windows_extension_missing_a_torch_procedure_is_an_abi_mismatch() -> None:
+    # diff_gaussian_rasterization on Windows: "ImportError: DLL load failed: Die angegebene Prozedur wurde nicht
+    # gefunden." at the package's `from . import _C` (its _C.pyd built for another torch); a DLL that is not
+    # there at all ("module could not be found") is the near miss
+    _named_not_near("b135d-3dgs-windows-german-dll-procedure-not-found", "missing-cuda-libraries/extension-abi-mismatch",
+                    ("Die angegebene Prozedur wurde nicht gefunden", "Das angegebene Modul wurde nicht gefunden"))
+    # and in Japanese, where the import is the near miss: torch's own _C is not claimed
+    _named_not_near("b135d-dreamgaussian-windows-after-pull-dll-procedure-not-found",
+                    "missing-cuda-libraries/extension-abi-mismatch", ("from . import _C", "from torch._C import *"))
