@@ -4295,3 +4295,14 @@ def test_windows_extension_missing_a_torch_procedure_is_an_abi_mismatch() -> Non
     # and in Japanese, where the import is the near miss: torch's own _C is not claimed
     _named_not_near("b135d-dreamgaussian-windows-after-pull-dll-procedure-not-found",
                     "missing-cuda-libraries/extension-abi-mismatch", ("from . import _C", "from torch._C import *"))
+
+
+def test_pip_failing_to_build_an_extension_wheel_is_a_build_failure() -> None:
+    # gaussian-opacity-fields: "ERROR: Failed building wheel for diff_gaussian_rasterization" and "ERROR: Could
+    # not build wheels for diff_gaussian_rasterization, which is required to install pyproject.toml-based
+    # projects" (the compiler wrapper missing above); the wheel built is the near miss
+    _named_not_near("b135d-gof-diff-rast-build-conda-cxx-wrapper-missing", "jit-extension-build/build-failed",
+                    ("ERROR: Failed building wheel for diff_gaussian_rasterization",
+                     "Successfully built diff_gaussian_rasterization"),
+                    ("ERROR: Could not build wheels for diff_gaussian_rasterization",
+                     "Installing collected packages: diff_gaussian_rasterization"))
