@@ -4306,3 +4306,14 @@ def test_pip_failing_to_build_an_extension_wheel_is_a_build_failure() -> None:
                      "Successfully built diff_gaussian_rasterization"),
                     ("ERROR: Could not build wheels for diff_gaussian_rasterization",
                      "Installing collected packages: diff_gaussian_rasterization"))
+
+
+def test_a_thread_header_glued_to_a_progress_bar_still_marks_a_thread_traceback() -> None:
+    # YOLOv9's plotting threads: "      0/39  12.2G ... 640:  Exception in thread Thread-5 (plot_images):" (the
+    # bar left without its newline), then the thread's traceback, while the main loop trains 40 epochs to
+    # "Results saved to": healthy. Without the thread header the same tracebacks end the run
+    case_id = "b98b-yolov9-e-ec2-plot-images-thread-freetypefont-getsize-tracebacks-40-epochs-complete"
+    assert _diagnose(case_id).verdict == "healthy"
+    assert _primary_if_changed(case_id, ("Exception in thread ", "Exception in module ")) is not None
+    # and at the start of its line with the rest of a bar after it ("Exception in thread Thread-5:      | loss =")
+    assert _diagnose("more16b-ok-wandb-filestream-thread-traceback-training-continues").verdict == "healthy"

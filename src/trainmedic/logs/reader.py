@@ -395,7 +395,7 @@ def _thread_header_above(above: list[bytes]) -> bool:
     with no frame or exception line of another traceback between, is this traceback's."""
     for raw in above[:THREAD_HEADERS_ABOVE]:  # nearest first
         text = split_prefix(_decode(raw)).rest.strip()
-        if text.startswith("Exception in thread "):
+        if _THREAD_HEADER.search(text):
             return True
         if text.startswith("File \"") or _CLASS_LINE.match(text):
             return False
@@ -403,6 +403,10 @@ def _thread_header_above(above: list[bytes]) -> bool:
 
 
 _CLASS_LINE = re.compile(r"[A-Za-z_][\w.]{0,120}(?:Error|Exception|Interrupt|Exit)\b")
+# threading's excepthook: "Exception in thread Thread-5 (plot_images):" at the start of its line (the rest of a
+# bar may follow it), or at its end after a progress bar that the main thread left without its newline
+# ("640:  Exception in thread Thread-5 (plot_images):")
+_THREAD_HEADER = re.compile(r"^Exception in thread |\sException in thread [^\n]{1,200}:[ \t\r]*$")
 
 
 def _lines_before(buf: bytes, pos: int, limit: int) -> list[bytes]:
@@ -642,7 +646,7 @@ class Reader:
                         if (said.startswith("Exception ignored") or "Exception ignored in: " in said
                                 or _caught_by_runner(tb)):
                             tb = replace(tb, ignored=True)
-                        elif said.startswith("Exception in thread ") or _thread_header_above(above):
+                        elif _THREAD_HEADER.search(said) or _thread_header_above(above):
                             tb = replace(tb, thread=True)
                         elif _WARNING_RECORD.search(said):
                             tb = replace(tb, logged=True)
