@@ -4317,3 +4317,12 @@ def test_a_thread_header_glued_to_a_progress_bar_still_marks_a_thread_traceback(
     assert _primary_if_changed(case_id, ("Exception in thread ", "Exception in module ")) is not None
     # and at the start of its line with the rest of a bar after it ("Exception in thread Thread-5:      | loss =")
     assert _diagnose("more16b-ok-wandb-filestream-thread-traceback-training-continues").verdict == "healthy"
+
+
+def test_a_loss_scale_halved_below_1e_10_is_the_scaler_at_its_end() -> None:
+    # NVIDIA DeepLearningExamples BERT with LAMB in fp16: DLLogger's "PARAMETER loss_scale : 3.637978807091713e-12"
+    # halving every step to 1e-44, then "average_loss : nan" (the NaN is the echo); the same lines at a scale
+    # of 1e-05, a few halvings from the start, are the near miss
+    _named_not_near("b109j-nvidia-dle-bert-pytorch-lamb-fp16-loss-scale-halves-to-1e-44-average-loss-nan",
+                    "grad-scaler-overflow/min-loss-scale",
+                    ("e-1", "e-0"), ("e-2", "e-0"), ("e-3", "e-0"), ("e-4", "e-0"))
