@@ -4326,3 +4326,18 @@ def test_a_loss_scale_halved_below_1e_10_is_the_scaler_at_its_end() -> None:
     _named_not_near("b109j-nvidia-dle-bert-pytorch-lamb-fp16-loss-scale-halves-to-1e-44-average-loss-nan",
                     "grad-scaler-overflow/min-loss-scale",
                     ("e-1", "e-0"), ("e-2", "e-0"), ("e-3", "e-0"), ("e-4", "e-0"))
+
+
+def test_a_worker_death_the_sigchld_handler_raised_into_ignored_code_is_a_failure() -> None:
+    # OpenPCDet: "Exception ignored in: <function _releaseLock ...>" over a traceback whose innermost frame is
+    # the DataLoader's SIGCHLD handler (signal_handling.py, in handler) raising "DataLoader worker (pid 280265)
+    # exited unexpectedly with exit code 1": Python ignored the exception, not the dead worker. The same
+    # ignored traceback from another function (a destructor's noise) is the near miss
+    from trainmedic.evaluate.score import answers
+
+    case_id = "b136a-openpcdet-pvrcnn-worker-exited-code-1"
+    d = _diagnose(case_id)
+    assert d.verdict == "failure" and d.primary is not None
+    assert answers("dataloader-worker-failure/worker-exited", d.primary.id, from_message=True)
+    near = _primary_if_changed(case_id, ("line 66, in handler", "line 66, in __del__"))
+    assert near is None or not near.startswith("dataloader-worker-failure/")

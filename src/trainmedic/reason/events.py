@@ -373,7 +373,7 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
                 # stopped on purpose: that is how a program shuts its helpers down. A traceback a logger
                 # printed under a warning is that warning's detail.
                 event = None
-            if event is not None and tb is not None and tb.ignored and not (
+            if event is not None and tb is not None and tb.ignored and not _sigchld_report(tb) and not (
                     tb.interrupted and tb.first_line in stall_at and stall_at[tb.first_line] is not None) and (
                     event.cause in library.fallbacks
                     or all(_frame_line(ln.text) for ln in event.evidence)
@@ -452,6 +452,14 @@ def _frame_line(text: str) -> bool:
     head, sep, _ = rest.partition(" in ")
     return bool(sep) and (head.endswith(".py") or (head.startswith(("File ", "<ipython-input-"))
                                                    and head.endswith((">", ","))))
+
+
+def _sigchld_report(tb: Traceback) -> bool:
+    """The DataLoader's SIGCHLD handler (torch/utils/data/_utils/signal_handling.py) raised that a worker died,
+    inside code whose exceptions Python ignores (logging's _releaseLock, a destructor): "Exception ignored in",
+    but the worker is dead all the same, and the loader waits on it or fails at its next batch."""
+    last = next((f for f in reversed(tb.frames) if f.startswith('File "')), "")
+    return "signal_handling.py" in last and last.endswith("in handler")
 
 
 def harmless_traceback(tb: Traceback) -> bool:
