@@ -4341,3 +4341,11 @@ def test_a_worker_death_the_sigchld_handler_raised_into_ignored_code_is_a_failur
     assert answers("dataloader-worker-failure/worker-exited", d.primary.id, from_message=True)
     near = _primary_if_changed(case_id, ("line 66, in handler", "line 66, in __del__"))
     assert near is None or not near.startswith("dataloader-worker-failure/")
+
+
+def test_spconv_warning_that_its_wheel_has_no_kernels_for_the_gpu() -> None:
+    # MSMDFusion on an sm_89 card: spconv's "[Exception|implicit_gemm]" report under "[WARNING]your gpu arch (8, 9)
+    # isn't compiled in prebuilt, may cause invalid device function"; the exception report alone is the near miss
+    _named_not_near("b136a-msmdfusion-spconv2-sm89-not-prebuilt", "cuda-driver-mismatch/unsupported-gpu-arch",
+                    ("[WARNING]your gpu arch (8, 9) isn't compiled in prebuilt, may cause invalid device function.",
+                     "[WARNING]your input is large, may cause a slow first step."))
