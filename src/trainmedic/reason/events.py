@@ -373,13 +373,14 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
                 # stopped on purpose: that is how a program shuts its helpers down. A traceback a logger
                 # printed under a warning is that warning's detail.
                 event = None
-            if event is not None and tb is not None and tb.ignored and not _sigchld_report(tb) and not (
+            if event is not None and tb is not None and tb.ignored and not (
                     tb.interrupted and tb.first_line in stall_at and stall_at[tb.first_line] is not None) and (
-                    event.cause in library.fallbacks
-                    or all(_frame_line(ln.text) for ln in event.evidence)
-                    or (bool(ms) and all(_frame_line(m.line.text) or _generic(library, m) for m in ms
-                                   if m.cause not in library.fallbacks))
-                    or uncaught_last > tb.last_line):
+                    uncaught_last > tb.last_line
+                    or (not _sigchld_report(tb) and (
+                        event.cause in library.fallbacks
+                        or all(_frame_line(ln.text) for ln in event.evidence)
+                        or (bool(ms) and all(_frame_line(m.line.text) or _generic(library, m) for m in ms
+                                       if m.cause not in library.fallbacks))))):
                 # An exception Python reported and ignored (a destructor at shutdown) is no failure of its
                 # own; its frames say only where it happened (and an exception line only the fallback or an
                 # ambiguous fingerprint knows, "ConnectionResetError: ...", says nothing more). A known message
@@ -387,6 +388,7 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
                 # (DeepSpeed's op that never loaded shows first in the optimizer's destructor),
                 # unless an exception nobody caught follows it: that one ended the run, and the destructors
                 # ran as it unwound (a DataLoader iterator's, finding its worker aborted under a CUDA OOM).
+                # The DataLoader's SIGCHLD handler raising into such code is no destructor's noise: a worker died.
                 event = None
             if event is not None:
                 events.append(event)
