@@ -4349,3 +4349,27 @@ def test_spconv_warning_that_its_wheel_has_no_kernels_for_the_gpu() -> None:
     _named_not_near("b136a-msmdfusion-spconv2-sm89-not-prebuilt", "cuda-driver-mismatch/unsupported-gpu-arch",
                     ("[WARNING]your gpu arch (8, 9) isn't compiled in prebuilt, may cause invalid device function.",
                      "[WARNING]your input is large, may cause a slow first step."))
+
+
+def test_horovod_built_without_gpu_operations_is_a_cpu_only_build() -> None:
+    # once-for-all under mpirun: hvd.broadcast_parameters on a GPU tensor raises Horovod's "Internal error.
+    # Requested ReadyEvent with GPU device but not compiled with CUDA."; the same words for a CPU device
+    # (no GPU request) are the near miss
+    _named_not_near("b120n-once-for-all-train-ofa-net-horovod-broadcast-readyevent-not-compiled-with-cuda",
+                    "missing-cuda-libraries/cpu-only-build",
+                    ("with GPU device but not compiled", "with CPU device and compiled"))
+
+
+def test_an_mpi_library_a_container_lacks_is_a_library_not_found() -> None:
+    # LUMI's TensorFlow/Horovod container without the host's Cray MPI bound in: "libmpi_cray.so.12: cannot open
+    # shared object file"; a sound library missing the same way (libsndfile) is the near miss
+    _named_not_near("more37d-lumi-container-horovod-tf-libmpi-cray-not-bound", "missing-cuda-libraries/library-not-found",
+                    ("libmpi_cray.so.12", "libsndfile.so.1"))
+
+
+def test_decord_giving_up_on_a_clips_last_frames_is_a_truncated_video() -> None:
+    # TinyLLaVA-Video: decord's "[BytesIO]Unable to handle EOF because it takes too long to retrieve last few
+    # frames and `DECORD_EOF_RETRY_MAX=10240`" on one training clip, which the maintainer called corrupted; the
+    # same lines without the EOF report (only the project's "Corrupted video found") are the near miss
+    _named_not_near("b131a-tinyllava-video-decord-eof-corrupted-video", "corrupt-sample/truncated-file",
+                    ("Unable to handle EOF because it takes too long", "Unable to read"))
