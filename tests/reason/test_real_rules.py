@@ -4373,3 +4373,40 @@ def test_decord_giving_up_on_a_clips_last_frames_is_a_truncated_video() -> None:
     # same lines without the EOF report (only the project's "Corrupted video found") are the near miss
     _named_not_near("b131a-tinyllava-video-decord-eof-corrupted-video", "corrupt-sample/truncated-file",
                     ("Unable to handle EOF because it takes too long", "Unable to read"))
+
+
+def test_arrow_failing_to_map_one_more_cache_file_is_the_mapping_cap() -> None:
+    # HF datasets over ~70k Arrow files: pyarrow's "Memory mapping file failed: Cannot allocate memory" (each
+    # cache file is a mapping, the per-process cap is vm.max_map_count); a plain ENOMEM is the near miss
+    _named_not_near("b138d-datasets-pyarrow-mmap-cannot-allocate-70k-files", "dataloader-worker-failure/mmap-count-limit",
+                    ("Memory mapping file failed: Cannot allocate memory", "[Errno 12] Cannot allocate memory"))
+
+
+def test_a_dataset_emptied_of_its_columns_is_a_dataset_model_mismatch() -> None:
+    # TRL SFT on Falcon: "IndexError: Invalid key: 28 is out of bounds for size 0", the Trainer having removed every
+    # column the model's forward does not take; a dataset of real size (a sampler out of step) is the near miss
+    _named_not_near("b138d-trl-falcon-sft-invalid-key-out-of-bounds-size-0", "hf-trainer-failure/dataset-model-mismatch",
+                    ("out of bounds for size 0", "out of bounds for size 20"))
+
+
+def test_a_compiled_kernel_module_never_imported_is_a_missing_module() -> None:
+    # VMamba: "NameError: name 'selective_scan_cuda' is not defined", the kernels' import having failed in a
+    # try/except; an undefined name of the user's own (not a compiled module) is the near miss
+    _named_not_near("b137g-vmamba-csms6s-selective-scan-cuda-not-defined", "dependency-version-mismatch/module-missing",
+                    ("name 'selective_scan_cuda' is not defined", "name 'selective_scan' is not defined"))
+
+
+def test_a_failed_assert_that_predictions_are_finite_is_a_nonfinite_loss() -> None:
+    # RAFT-Stereo on a custom dataset: a bare AssertionError from `assert not torch.isnan(flow_preds[i]).any() and
+    # not torch.isinf(...)` in sequence_loss; the same bare assert on a shape (no finiteness check) is the near miss
+    _named_not_near("b139d-raft-stereo-custom-dataset-nan-preds-assert", "nan-loss/nonfinite-loss",
+                    ("assert not torch.isnan(flow_preds[i]).any() and not torch.isinf(flow_preds[i]).any()",
+                     "assert flow_preds[i].shape == flow.shape"))
+
+
+def test_gather_buffers_of_another_size_are_a_shape_mismatch() -> None:
+    # arcface_torch's all_gather of embeddings into buffers of another size: "All tensor operands to scatter/gather
+    # must have the same number of elements"; the device check beside it in c10d is the near miss
+    _named_not_near("b139b-arcface-torch-allgather-emb256-numel-mismatch", "tensor-shape-mismatch/incompatible-shapes",
+                    ("All tensor operands to scatter/gather must have the same number of elements",
+                     "Corresponding input/output tensors to scatter/gather must all reside on the same device"))
