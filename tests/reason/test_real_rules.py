@@ -4410,3 +4410,37 @@ def test_gather_buffers_of_another_size_are_a_shape_mismatch() -> None:
     _named_not_near("b139b-arcface-torch-allgather-emb256-numel-mismatch", "tensor-shape-mismatch/incompatible-shapes",
                     ("All tensor operands to scatter/gather must have the same number of elements",
                      "Corresponding input/output tensors to scatter/gather must all reside on the same device"))
+
+
+def test_a_vits_loss_list_logged_as_nan_is_a_nonfinite_loss() -> None:
+    # VITS (Chinese): "INFO:ljs_base:[nan, nan, nan, 83.04, 0.99, inf, 28400, 0.0002]" at every log step, the loss
+    # list its train loop logs through logging's default format; the same lines with finite first terms are the
+    # near miss
+    _named_not_near("b129a-vits-chinese-loss-nan-inf-monotonic-align", "nan-loss/nonfinite-loss",
+                    ("[nan, nan, nan,", "[2.47, 2.33, 7.11,"))
+
+
+def test_a_jit_kernel_compile_missing_its_headers_is_a_build_failure() -> None:
+    # Tutel's runtime JIT: NVRTC's 'catastrophic error: cannot open source file "cuda_runtime.h"', then the kernel
+    # load's "(fp != nullptr)INTERNAL ASSERT FAILED at .../custom_kernel.cpp"; the assert from another file with
+    # no compile error before it is the near miss
+    _named_not_near("b140d-tutel-nvrtc-cuda-runtime-header-missing", "jit-extension-build/build-failed",
+                    ('catastrophic error: cannot open source file "cuda_runtime.h"', "note: using cached source"),
+                    ("custom_kernel.cpp", "loader.cpp"))
+
+
+def test_layoutlm_boxes_outside_the_1000_grid_are_an_index_out_of_range() -> None:
+    # LayoutLMv2 DocVQA rerun on the CPU: "IndexError: The `bbox` coordinate values should be within 0-1000 range.";
+    # another IndexError in its place is the near miss
+    _named_not_near("b140a-layoutlmv2-docvqa-cpu-rerun-bbox-range-indexerror", "cuda-device-side-assert/index-out-of-range",
+                    ("The `bbox` coordinate values should be within 0-1000 range.", "list index out of range"))
+
+
+def test_a_repositorys_kernels_never_built_are_a_missing_module() -> None:
+    # CenterPoint in OpenPCDet: "ImportError: cannot import name 'iou3d_nms_cuda' from 'pcdet.ops.iou3d_nms" (unknown
+    # location), the ops never compiled; and Megatron's C++ dataset helpers never made. A public name a release
+    # dropped (no kernel suffix) is the near miss: a renamed API
+    _named_not_near("b136a-centerpoint-kitti-iou3d-nms-cuda-not-built", "dependency-version-mismatch/module-missing",
+                    ("iou3d_nms_cuda", "iou3d_nms_gpu"))
+    _named_not_near("b91c-megatron-neuron-helpers-not-built", "dependency-version-mismatch/module-missing",
+                    ("cannot import name 'helpers'", "cannot import name 'indexed_dataset'"))
