@@ -4444,3 +4444,15 @@ def test_a_repositorys_kernels_never_built_are_a_missing_module() -> None:
                     ("iou3d_nms_cuda", "iou3d_nms_gpu"))
     _named_not_near("b91c-megatron-neuron-helpers-not-built", "dependency-version-mismatch/module-missing",
                     ("cannot import name 'helpers'", "cannot import name 'indexed_dataset'"))
+
+
+def test_a_completion_only_mask_without_its_response_marker_is_a_template_mismatch() -> None:
+    # Dolly-style collator: "RuntimeError: Could not find response key [396, 673, 29901] in token IDs tensor(...)";
+    # Unsloth: "ZeroDivisionError: Unsloth: All labels in your dataset are -100". Another RuntimeError and another
+    # ZeroDivisionError in their places are the near misses
+    _named_not_near("b129d-trl-completion-collator-response-key-not-found",
+                    "training-config-error/response-template-not-found",
+                    ("Could not find response key", "Could not find a tensor"))
+    _named_not_near("b137a-unsloth-gemma3-h100-responses-only-zero-division",
+                    "training-config-error/response-template-not-found",
+                    ("Unsloth: All labels in your dataset are -100", "division by zero"))
