@@ -4456,3 +4456,11 @@ def test_a_completion_only_mask_without_its_response_marker_is_a_template_mismat
     _named_not_near("b137a-unsloth-gemma3-h100-responses-only-zero-division",
                     "training-config-error/response-template-not-found",
                     ("Unsloth: All labels in your dataset are -100", "division by zero"))
+
+
+def test_physx_failing_its_device_allocation_is_a_cuda_runtime_oom() -> None:
+    # IsaacGymEnvs: the log ends at PhysX's "PxgCudaDeviceMemoryAllocator fail to allocate memory 100663296 bytes!!
+    # Result = 2" (cudaErrorMemoryAllocation); the simulator's start-up lines alone are the near miss
+    _named_not_near("b125f-isaacgymenvs-physx-gpu-allocator-fail-result-2", "cuda-out-of-memory/cuda-runtime-oom",
+                    ("PxgCudaDeviceMemoryAllocator fail to allocate memory 100663296 bytes!! Result = 2",
+                     "Physics Device: cuda:0"))
