@@ -96,8 +96,19 @@ class Live:
             self.proc.wait(timeout=10)
 
 
+@pytest.fixture(scope="session")
+def _library_cache_warm(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Build the library's compiled matcher into the test cache once, before any live command starts: a cold
+    build takes ~4 s, about as long as the lab jobs run before they fail, so a live diagnosis that must come
+    before the job exits would race the build instead of the scan."""
+    log = tmp_path_factory.mktemp("warm") / "warm.log"
+    log.write_text("step 1 loss 0.5\n")
+    subprocess.run([sys.executable, "-m", "trainmedic", "diagnose", str(log)], capture_output=True, timeout=300,
+                   check=False)
+
+
 @pytest.fixture
-def live(tmp_path: Path) -> Iterator[type[Live]]:
+def live(tmp_path: Path, _library_cache_warm: None) -> Iterator[type[Live]]:
     """Start `trainmedic ...` subprocesses; every process they start carries a marker and is killed afterwards."""
     token = secrets.token_hex(8)
     started: list[Live] = []
