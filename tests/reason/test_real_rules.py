@@ -3826,6 +3826,13 @@ def test_dividing_by_an_empty_loaders_length_is_the_empty_dataset() -> None:
                     "training-config-error/empty-dataset", ("len(train_loader)", "hparams.iters_per_epoch"))
 
 
+def test_dividing_by_the_length_of_an_empty_sample_list_is_the_empty_dataset() -> None:
+    # gpt-2's Sampler: `self.total_size // len(self.chunks)` with no chunk loaded; a divisor that is not a
+    # length (a count from the config) is the near miss
+    _named_not_near("more32s-gpt2-tf-finetune-windows-zero-chunks-zerodivision",
+                    "training-config-error/empty-dataset", ("self.total_size // len(", "self.total_size // n_ctx("))
+
+
 def test_a_c_extension_class_named_with_its_module_lost_an_attribute_across_versions() -> None:
     # tensorboardX written for torch 1.1+ on torch 1.0: "'torch._C.Value' object has no attribute 'debugName'";
     # a lower-case class with its module ('numpy.ndarray', the code's own mistake) is the near miss
