@@ -4471,3 +4471,44 @@ def test_physx_failing_its_device_allocation_is_a_cuda_runtime_oom() -> None:
     _named_not_near("b125f-isaacgymenvs-physx-gpu-allocator-fail-result-2", "cuda-out-of-memory/cuda-runtime-oom",
                     ("PxgCudaDeviceMemoryAllocator fail to allocate memory 100663296 bytes!! Result = 2",
                      "Physics Device: cuda:0"))
+
+
+def test_an_exception_that_says_the_loss_was_nan_is_the_nonfinite_loss() -> None:
+    # neuralhydrology's trainer: "RuntimeError: Loss was NaN for 1 times in a row. Stopped training."
+    _named_not_near("b141b-neuralhydrology-camels-gb-loss-nan-stopped", "nan-loss/nonfinite-loss",
+                    ("Loss was NaN for", "Loss was logged for"))
+
+
+def test_scaled_adam_giving_up_on_nonfinite_grads_is_the_nonfinite_loss() -> None:
+    # icefall's ScaledAdam: "RuntimeError: Too many grads were not finite" from its clipping-scale estimate
+    _named_not_near("b141h-icefall-zipformer-finetune-too-many-grads-not-finite", "nan-loss/nonfinite-loss",
+                    ("grads were not finite", "grads were not found"))
+
+
+def test_ignites_terminate_on_nan_ends_the_run_with_a_nonfinite_loss() -> None:
+    # PyTorch-Ignite's TerminateOnNan logs a warning and terminates the engine: the run ended on a NaN output,
+    # not a log that merely stops
+    _named_not_near("b141d-ignite-cyclegan-terminate-on-nan", "nan-loss/nonfinite-loss",
+                    ("contains NaN or Inf. Stop training", "contains NaN or Inf. Continuing"))
+
+
+def test_nccl_failing_a_cuda_call_for_want_of_kernels_is_the_gpu_arch() -> None:
+    # NCCL 2.4.8 (built for CUDA 10.1) on compute capability 8: "NCCL WARN Cuda failure 'invalid device
+    # function'" names a build without kernels for the card, not a generic unhandled cuda error
+    _named_not_near("b141c-beir-colbert-nccl-invalid-device-function-old-nccl",
+                    "cuda-driver-mismatch/unsupported-gpu-arch",
+                    ("Cuda failure 'invalid device function'", "Cuda failure 'invalid argument'"))
+
+
+def test_a_tfrecord_reader_short_read_is_a_truncated_file() -> None:
+    # the tfrecord package raises "Failed to read the record." when a record's bytes end before its framing
+    # says they do; raised through the DataLoader's fetch, the file is the cause, not the dataset's code
+    _named_not_near("b141e-tfrecord-failed-to-read-record-linux", "corrupt-sample/truncated-file",
+                    ("RuntimeError: Failed to read the record.", "RuntimeError: Failed to parse the record."))
+
+
+def test_nccl_unable_to_resolve_a_gpus_sysfs_path_is_a_system_error() -> None:
+    # NCCL's topology detection on a host whose /sys hides the PCI tree: "Could not find real path of
+    # /sys/class/pci_bus/..." then "-> 2" (ncclSystemError) up through init
+    _named_not_near("b141g-humannerf-nccl-pci-bus-real-path-system-error", "nccl-error/system-error",
+                    ("NCCL WARN Could not find real path of /sys/", "NCCL INFO Resolved real path of /sys/"))
