@@ -4512,3 +4512,35 @@ def test_nccl_unable_to_resolve_a_gpus_sysfs_path_is_a_system_error() -> None:
     # /sys/class/pci_bus/..." then "-> 2" (ncclSystemError) up through init
     _named_not_near("b141g-humannerf-nccl-pci-bus-real-path-system-error", "nccl-error/system-error",
                     ("NCCL WARN Could not find real path of /sys/", "NCCL INFO Resolved real path of /sys/"))
+
+
+def test_libtiff_reading_fewer_bytes_than_a_strip_holds_is_a_truncated_file() -> None:
+    # GDAL through libtiff: "TIFFFillStrip:Read error at scanline N; got 0 bytes, expected 25709": the tile's
+    # data ends before its directory says; a missing file (another error) is the near miss
+    _named_not_near("b142a-paraformer-chesapeake-tiff-read-error-scanline", "corrupt-sample/truncated-file",
+                    ("Read error at scanline 4294967295; got 0 bytes, expected 25709", "Cannot open TIFF file"))
+
+
+def test_torch_04s_thd_nccl_error_without_a_comma_is_still_the_unhandled_cuda_error() -> None:
+    # fairseq-py on torch 0.4: "NCCL error in: .../DataChannelNccl.cpp:322 unhandled cuda error"
+    _named_not_near("b142c-fairseq-thd-nccl-unhandled-cuda-error-multi-gpu", "nccl-error/unhandled-cuda-error",
+                    ("unhandled cuda error", "invalid argument"))
+
+
+def test_opennmt_reports_with_nan_perplexity_are_a_nonfinite_loss() -> None:
+    # OpenNMT-py's "Step N/M; acc:   0.19; ppl:   nan; xent:  nan;" from one report on: the loss went NaN
+    _named_not_near("b142c-onmt-transformer-ppl-nan-after-step-5650", "nan-loss/nonfinite-loss",
+                    ("ppl:   nan; xent:  nan", "ppl:  9.99; xent: 2.30"))
+
+
+def test_nvdiffrasts_own_cuda_malloc_failing_is_a_runtime_oom() -> None:
+    # nvdiffrast: "RuntimeError: Cuda error: 2[cudaMalloc(&m_gpuPtr, bytes);]", 2 = cudaErrorMemoryAllocation;
+    # another CUDA error code in the same form is not an allocation failure
+    _named_not_near("b143b-nvdiffrast-depth-peel-cudamalloc-error-2", "cuda-out-of-memory/cuda-runtime-oom",
+                    ("Cuda error: 2[cudaMalloc", "Cuda error: 700[cudaMalloc"))
+
+
+def test_basicsr_loss_terms_printed_as_nan_are_a_nonfinite_loss() -> None:
+    # BasicSR-style training logs ("... l_pix: nan") from the first step after a resume, to the end of the log
+    _named_not_near("b143d-efnet-event-deblur-resumed-l-pix-nan", "nan-loss/nonfinite-loss",
+                    ("l_pix: nan", "l_pix: 2.4391e-02"))
