@@ -71,6 +71,8 @@ from trainmedic.util.text import to_bytes
 
 LOOKAHEAD = 1 << 20  # how far into the next block a traceback or summary may run
 TAIL = 256 << 10  # bytes at the end of each input read line by line for progress
+MEMO_LINES = 1024  # distinct repeated lines a reader remembers (under 0.5 MB: each at most MEMO_LINE_BYTES)
+MEMO_LINE_BYTES = 400
 MAX_HITS_PER_PATTERN = 400  # a failure repeated a million times needs only its first and last lines
 HEAD_SAMPLE = 4 * 1024  # bytes at the start of each sampling region whose line prefixes reveal ranks
 SAMPLE_EVERY = 4 << 20  # sampling regions, fixed in file offsets
@@ -472,6 +474,10 @@ class Reader:
         self.phase_compiled = PatternSet(PHASES).programs()
         self.severity_scanner: Scanner = build_scanner(severity, backend)
         self.severity_compiled = PatternSet(severity).programs()
+        # A verbose run repeats the same line (one warning per step, per rank) many thousand times: its
+        # confirmation and, past the evidence cap, its reporter are worked out once (bounded, cleared when full).
+        self._confirmed: dict[tuple[int, bytes], bool] = {}
+        self._reporter: dict[bytes, int | None] = {}
 
     # ------------------------------------------------------------ one input
 
@@ -590,7 +596,15 @@ class Reader:
             seen.add((pid, start))
             stop = block.find(b"\n", max(end - 1, start))
             raw = block[start : stop if stop >= 0 else len(block)]
-            if not self.compiled[pid].search(raw):
+            key = (pid, bytes(raw)) if len(raw) <= MEMO_LINE_BYTES else None  # (a range's block is a bytearray)
+            confirmed = self._confirmed.get(key) if key is not None else None
+            if confirmed is None:
+                confirmed = self.compiled[pid].search(raw) is not None
+                if key is not None:
+                    if len(self._confirmed) >= MEMO_LINES:
+                        self._confirmed.clear()
+                    self._confirmed[key] = confirmed
+            if not confirmed:
                 continue
             cursor_line += newlines.count(block, cursor, start)
             cursor = start
@@ -680,7 +694,14 @@ class Reader:
             if hits[pid] > MAX_HITS_PER_PATTERN:
                 # Not kept as evidence, but who reported it still counts: at 1,000 ranks the one
                 # that printed nothing is found only if every other rank is known to have reported.
-                reporter = split_prefix(_decode(raw[:200])).rank
+                head = bytes(raw[:200])
+                if head in self._reporter:
+                    reporter = self._reporter[head]
+                else:
+                    reporter = split_prefix(_decode(head)).rank
+                    if len(self._reporter) >= MEMO_LINES:
+                        self._reporter.clear()
+                    self._reporter[head] = reporter
                 reporter = reporter if reporter is not None else file_rank
                 if reporter is not None:
                     result.ranks.add(reporter)
