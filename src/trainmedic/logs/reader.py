@@ -695,9 +695,8 @@ class Reader:
                 # Not kept as evidence, but who reported it still counts: at 1,000 ranks the one
                 # that printed nothing is found only if every other rank is known to have reported.
                 head = bytes(raw[:200])
-                if head in self._reporter:
-                    reporter = self._reporter[head]
-                else:
+                reporter = self._reporter.get(head, -1)  # (one lookup: a server's other thread may clear it)
+                if reporter == -1:
                     reporter = split_prefix(_decode(head)).rank
                     if len(self._reporter) >= MEMO_LINES:
                         self._reporter.clear()
