@@ -331,6 +331,8 @@ def _prepare_log(args: argparse.Namespace) -> tuple[Path, dict[str, Any] | None,
     if args.log:
         if args.log.suffix in (".gz", ".zst", ".bz2", ".xz"):
             raise SystemExit("bench: --log must be uncompressed, so that rg and trainmedic read the same bytes")
+        if not args.log.is_file():
+            raise SystemExit(f"bench: --log {args.log}: no such file (generate one with --size and --keep)")
         return args.log, None, False, None
     name = f"bench-{gen_log.format_size(args.size)}-seed{args.seed}-ranks{args.ranks}-{args.profile}.log"
     log = args.out / name
