@@ -132,6 +132,9 @@ class Run:
     max_rss_kb: int  # GNU time's %M: the largest single process (0 without /usr/bin/time)
     tree_rss_kb: int  # sampled peak of the summed RSS of the process and its children
     tree_anon_kb: int  # same, anonymous memory only (no page cache from mmap'd input)
+    # same, proportional set size: a page shared by n processes counts 1/n in each (a forked worker's inherited
+    # pages and the shared libraries both processes map are counted once, not twice as in the RSS sum)
+    tree_pss_kb: int = 0
     timed_out: bool = False
     stderr_tail: str = ""
 
@@ -162,13 +165,23 @@ def _rss(pid: int) -> tuple[int, int]:
     return rss, anon
 
 
+def _pss(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
 def measure(cmd: Sequence[str], stdout: Path | None, timeout: float) -> Run:
     """Run `cmd` (stdout to `stdout` or /dev/null), returning wall, CPU, exit code and peak memory.
 
     Peak RSS comes from GNU time when installed: a child forked by this (large) Python process
     would inherit its high-water mark across exec, so wait4's ru_maxrss cannot be trusted here.
     """
-    peak = [0, 0]
+    peak = [0, 0, 0]
     wrapped = TIME.exists()
     killed = threading.Event()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -190,6 +203,7 @@ def measure(cmd: Sequence[str], stdout: Path | None, timeout: float) -> Run:
                 sizes = [_rss(p) for p in pids]
                 peak[0] = max(peak[0], sum(s[0] for s in sizes))
                 peak[1] = max(peak[1], sum(s[1] for s in sizes))
+                peak[2] = max(peak[2], sum(_pss(p) for p in pids))
                 done.wait(0.02)
 
         def kill() -> None:
@@ -222,6 +236,7 @@ def measure(cmd: Sequence[str], stdout: Path | None, timeout: float) -> Run:
         max_rss_kb=max_rss,
         tree_rss_kb=peak[0],
         tree_anon_kb=peak[1],
+        tree_pss_kb=peak[2],
         timed_out=killed.is_set(),
         stderr_tail="\n".join(tail),
     )
@@ -255,6 +270,7 @@ class Tool:
             "mb_per_s": round(size / MiB / wall, 1) if wall > 0 else None,
             "peak_rss_mb": round(peak_kb / 1024, 1),
             "peak_anon_mb": round(max(r.tree_anon_kb for r in self.runs) / 1024, 1),
+            "peak_pss_mb": round(max(r.tree_pss_kb for r in self.runs) / 1024, 1),
             "timed_out": any(r.timed_out for r in self.runs),
             "runs": [asdict(r) for r in self.runs],
         }
@@ -402,14 +418,15 @@ def print_table(res: dict[str, Any]) -> None:
     print(_row(head, widths))
     print(_row(cells, widths))
     print()
-    print(f"{'command':<20} {'median s':>9} {'cpu s':>7} {'MB/s':>7} {'peak RSS MB':>12}  ok")
+    print(f"{'command':<20} {'median s':>9} {'cpu s':>7} {'MB/s':>7} {'peak RSS MB':>12} {'peak PSS MB':>12}  ok")
     for t in res["tools"].values():
         if not t.get("runs"):
             continue
         late = " (hit the time cap)" if t.get("timed_out") else ""
         print(
             f"{t['name']:<20} {_fmt(t.get('seconds')):>9} {_fmt(t.get('cpu_seconds')):>7} "
-            f"{_fmt(t.get('mb_per_s'), '.1f'):>7} {_fmt(t.get('peak_rss_mb'), '.0f'):>12}  "
+            f"{_fmt(t.get('mb_per_s'), '.1f'):>7} {_fmt(t.get('peak_rss_mb'), '.0f'):>12} "
+            f"{_fmt(t.get('peak_pss_mb'), '.0f'):>12}  "
             f"{'yes' if t.get('ok') else 'NO'}{late}"
         )
     print()
