@@ -33,15 +33,18 @@ def test_every_rank_still_counts_as_a_reporter_past_the_evidence_cap(tmp_path: P
     reader, result = _scan(path)
     seen = {r for ranks in result.seen_ranks.values() for r in ranks}  # type: ignore[attr-defined]
     assert seen == set(range(8))
-    assert 0 < len(reader._confirmed) <= 16 and 0 < len(reader._reporter) <= 8
+    assert 0 < reader._confirm.cache_info().currsize <= 16 and 0 < reader._reporter.cache_info().currsize <= 8
 
 
 def test_what_the_reader_remembers_is_bounded(tmp_path: Path) -> None:
     path = tmp_path / "train.log"
     with path.open("w") as f:
-        for i in range(MEMO_LINES * 3):  # distinct lines, each a hit: the memo is cleared, never grows past its bound
+        for i in range(MEMO_LINES * 3):  # distinct lines, each a hit: the memo never grows past its bound
             f.write(_REPEATED.format(r=i % 8, pid=10_000 + i))
-        f.write("x" * 5000 + " " + _REPEATED.format(r=1, pid=1))  # a long line is not remembered at all
     reader, _ = _scan(path)
-    assert len(reader._confirmed) <= MEMO_LINES and len(reader._reporter) <= MEMO_LINES
-    assert all(len(line) <= 400 for _, line in reader._confirmed)
+    assert reader._confirm.cache_info().currsize <= MEMO_LINES
+    assert reader._reporter.cache_info().currsize <= MEMO_LINES
+    long = tmp_path / "long.log"
+    long.write_text("x" * 5000 + " " + _REPEATED.format(r=1, pid=1))  # a long line is not remembered at all
+    reader, result = _scan(long)
+    assert result.matches and reader._confirm.cache_info().currsize == 0  # type: ignore[attr-defined]

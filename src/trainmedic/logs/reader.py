@@ -8,6 +8,7 @@ each rank's last progress.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
@@ -445,6 +446,11 @@ def _starts_headless(tracebacks: list[Traceback], path: str, lineno: int, above:
     return True
 
 
+def _head_rank(head: bytes) -> int | None:
+    """The rank a line's launcher prefix (or its message) names, from its first 200 bytes."""
+    return split_prefix(_decode(head)).rank
+
+
 class Reader:
     """Holds the compiled databases; scans any number of inputs."""
 
@@ -475,9 +481,12 @@ class Reader:
         self.severity_scanner: Scanner = build_scanner(severity, backend)
         self.severity_compiled = PatternSet(severity).programs()
         # A verbose run repeats the same line (one warning per step, per rank) many thousand times: its
-        # confirmation and, past the evidence cap, its reporter are worked out once (bounded, cleared when full).
-        self._confirmed: dict[tuple[int, bytes], bool] = {}
-        self._reporter: dict[bytes, int | None] = {}
+        # confirmation and, past the evidence cap, its reporter are worked out once (bounded LRU memos).
+        self._confirm = functools.lru_cache(maxsize=MEMO_LINES)(self._search)
+        self._reporter = functools.lru_cache(maxsize=MEMO_LINES)(_head_rank)
+
+    def _search(self, pid: int, raw: bytes) -> bool:
+        return self.compiled[pid].search(raw) is not None
 
     # ------------------------------------------------------------ one input
 
@@ -596,15 +605,8 @@ class Reader:
             seen.add((pid, start))
             stop = block.find(b"\n", max(end - 1, start))
             raw = block[start : stop if stop >= 0 else len(block)]
-            key = (pid, bytes(raw)) if len(raw) <= MEMO_LINE_BYTES else None  # (a range's block is a bytearray)
-            confirmed = self._confirmed.get(key) if key is not None else None
-            if confirmed is None:
-                confirmed = self.compiled[pid].search(raw) is not None
-                if key is not None:
-                    if len(self._confirmed) >= MEMO_LINES:
-                        self._confirmed.clear()
-                    self._confirmed[key] = confirmed
-            if not confirmed:
+            # (a range's block is a bytearray: its lines are remembered as bytes)
+            if not (self._confirm(pid, bytes(raw)) if len(raw) <= MEMO_LINE_BYTES else self._search(pid, raw)):
                 continue
             cursor_line += newlines.count(block, cursor, start)
             cursor = start
@@ -694,13 +696,7 @@ class Reader:
             if hits[pid] > MAX_HITS_PER_PATTERN:
                 # Not kept as evidence, but who reported it still counts: at 1,000 ranks the one
                 # that printed nothing is found only if every other rank is known to have reported.
-                head = bytes(raw[:200])
-                reporter = self._reporter.get(head, -1)  # (one lookup: a server's other thread may clear it)
-                if reporter == -1:
-                    reporter = split_prefix(_decode(head)).rank
-                    if len(self._reporter) >= MEMO_LINES:
-                        self._reporter.clear()
-                    self._reporter[head] = reporter
+                reporter = self._reporter(bytes(raw[:200]))
                 reporter = reporter if reporter is not None else file_rank
                 if reporter is not None:
                     result.ranks.add(reporter)
