@@ -1,14 +1,36 @@
-"""Diagnose text with a chosen matcher back-end and block size, for the equivalence tests."""
+"""Diagnose text with a chosen matcher back-end and block size, for the equivalence tests; load a
+repository script (scripts/, benchmarks/) as a module."""
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
+
+import pytest
 
 from trainmedic.api import Diagnoser, Named
 from trainmedic.evaluate.corpus import Case, load_case
 
-REAL = Path(__file__).resolve().parents[1] / "corpus" / "real"
+ROOT = Path(__file__).resolve().parents[1]
+REAL = ROOT / "corpus" / "real"
+
+
+def load_script(relative: str, monkeypatch: pytest.MonkeyPatch | None = None) -> ModuleType:
+    """The script at ROOT/`relative`, loaded as a module. Given the test's monkeypatch, it is also registered
+    under its name (a dataclass looks its module up) and its folder is importable (its sibling modules), both
+    undone after the test."""
+    path = ROOT / relative
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    if monkeypatch is not None:
+        monkeypatch.syspath_prepend(str(path.parent))
+        monkeypatch.setitem(sys.modules, path.stem, module)
+    spec.loader.exec_module(module)
+    return module
 
 
 def dev_case(case_id: str) -> Case:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests.helpers import load_script
 from trainmedic.evaluate.__main__ import main as eval_main
 from trainmedic.evaluate.corpus import Case, Label, load_corpus, split_of
 from trainmedic.evaluate.score import Outcome, ece, judge, regressions
@@ -26,12 +27,8 @@ def _diag(verdict: str, pid: str | None, conf: float = 0.9, alts: tuple[str, ...
                      alternatives=tuple(Alternative(a, 0.1, "") for a in alts))
 
 
-def _corpus_check():  # type: ignore[no-untyped-def]  # a script, loaded as a module
-    spec = importlib.util.spec_from_file_location("corpus_check", ROOT / "scripts" / "corpus_check.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+def _corpus_check() -> Any:  # a script, loaded as a module
+    return load_script("scripts/corpus_check.py")
 
 
 def test_every_corpus_case_is_valid() -> None:

@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import load_script
 from trainmedic.catalog import LIBRARY_DIR, load_library
 from trainmedic.fixtures import check_fixtures
 
-ROOT = Path(__file__).resolve().parent.parent
-
 
 def _scaffold() -> object:
-    spec = importlib.util.spec_from_file_location("new_entry", ROOT / "scripts" / "new_entry.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("scripts/new_entry.py")
 
 
 def test_a_scaffolded_entry_loads_and_its_placeholders_fail(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

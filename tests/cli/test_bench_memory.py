@@ -3,24 +3,12 @@ processes share once, where the RSS sum counts it in each."""
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _bench(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))  # (bench.py imports its sibling gen_log, as when run)
-    spec = importlib.util.spec_from_file_location("bench", ROOT / "benchmarks" / "bench.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "bench", module)  # (dataclasses look their module up by name)
-    spec.loader.exec_module(module)
-    return module
+from tests.helpers import load_script
 
 
 @pytest.mark.skipif(not Path("/proc/self/smaps_rollup").exists(), reason="PSS needs Linux's smaps_rollup")
@@ -28,7 +16,8 @@ def test_a_forked_childs_shared_pages_count_once_in_pss(monkeypatch: pytest.Monk
     # 64 MiB touched, then a fork that keeps them shared: the RSS sum holds them twice, PSS once
     code = ("import os, time\nb = bytearray(64 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1\n"
             "pid = os.fork()\ntime.sleep(0.6)\nif pid: os.waitpid(pid, 0)\n")
-    run = _bench(monkeypatch).measure([sys.executable, "-c", code], None, 30)
+    bench = load_script("benchmarks/bench.py", monkeypatch)  # (it imports its sibling gen_log)
+    run = bench.measure([sys.executable, "-c", code], None, 30)
     assert run.rc == 0
     assert run.tree_rss_kb > 2 * 60 * 1024
     assert 60 * 1024 < run.tree_pss_kb < run.tree_rss_kb - 50 * 1024
