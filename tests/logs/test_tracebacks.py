@@ -181,3 +181,63 @@ def test_a_frame_whose_function_name_markdown_dropped_keeps_its_source_line() ->
     # an exception right under such a frame (its source line not printed) is still the exception
     cut = assemble_traceback([*lines[:2], b"KeyError: 'lr'"], "run.log", 1, None)
     assert cut is not None and cut.final == "KeyError: 'lr'"
+
+
+def test_a_raise_line_that_lost_its_indentation_is_still_a_frame_of_the_traceback() -> None:
+    # two processes on one stream: the raising frame's source at the line's start, then glued exception text
+    lines = [*_PRINTED,
+             b'      File "/opt/venv/lib/site-packages/torch/distributed/distributed_c10d.py", line 1013, in _new_process_group_helper',
+             b"raise RuntimeError(\"Distributed package doesn't have NCCL \" \"built in\")",
+             b"raise RuntimeError(\"Distributed package doesn't have NCCL \" \"built in\")RuntimeError",
+             b": RuntimeErrorDistributed package doesn't have NCCL built in:",
+             b"Distributed package doesn't have NCCL built in"]
+    tb = assemble_traceback(lines, "train.log", 1, None, headless=True)
+    assert tb is not None and tb.frames[-1].startswith("raise RuntimeError(") and not tb.dump
+    # near miss: a line that is not a raise statement is another process's print, and the frames are a sample
+    tb = assemble_traceback([*lines[:5], b"rank 1 ready", b"rank 0 ready"], "train.log", 1, None, headless=True)
+    assert tb is not None and tb.dump
+
+
+def test_the_interleaved_nccl_not_built_in_is_named_not_read_as_a_wait_in_init_process_group() -> None:
+    # kohya_ss through accelerate on Windows: both ranks' init_process_group raise; their frames interleave
+    d = Diagnoser().diagnose(Named("output.log", dev_case("b148g-kohya-accelerate-windows-nccl-not-built-in").log.encode()))
+    assert d.primary is not None and d.primary.id == "missing-cuda-libraries/cpu-only-build"
+
+
+_RAY = [b"Traceback (most recent call last):",
+        b'  File "/opt/conda/lib/python3.8/site-packages/ray/worker.py", line 1621, in get',
+        b"    raise value.as_instanceof_cause()",
+        b"ray.exceptions.RayTaskError(ValueError): ray::PPO.train() (pid=22781, ip=10.0.0.1, repr=PPO)",
+        b'  File "/opt/conda/lib/python3.8/site-packages/ray/rllib/agents/ppo/ppo_torch_policy.py", line 46, in ppo_surrogate_loss',
+        b"    curr_action_dist = dist_class(logits, model)"]
+
+
+def test_rays_task_error_names_the_remote_exception_and_its_frames_follow() -> None:
+    tb = assemble_traceback([*_RAY, b"ValueError: The parameter logits has invalid values"], "train.log", 1, None)
+    assert tb is not None and tb.final == "ValueError: The parameter logits has invalid values"
+    assert tb.frames[-1] == "curr_action_dist = dist_class(logits, model)"
+    # cut before the remote exception: the wrapper's line is the exception, not a stall in ray.get()
+    tb = assemble_traceback(_RAY, "train.log", 1, None)
+    assert tb is not None and tb.final.startswith("ray.exceptions.RayTaskError(ValueError): ") and not tb.truncated
+
+
+@pytest.mark.parametrize("case_id", [
+    "b147d-rllib-ppo-torch-logits-invalid-tune",  # the wrapper's line ends a traceback the log cuts
+    "b148e-ray-lightningtrainer-pbt-checkpoint-architecture-mismatch",  # the log starts at it, remote frames under
+])
+def test_a_ray_task_error_cut_before_its_remote_exception_is_a_failure_not_a_hang(case_id: str) -> None:
+    d = Diagnoser().diagnose(Named("output.log", dev_case(case_id).log.encode()))
+    assert d.verdict == "failure" and d.primary is not None
+    assert d.primary.id == "unclassified-failure/uncaught-exception"
+    assert any("RayTaskError(" in e.text for e in d.primary.evidence)
+
+
+def test_headless_frames_right_under_an_exception_line_are_its_stack() -> None:
+    from trainmedic.logs.tracebacks import under_exception
+
+    tb = assemble_traceback(_PRINTED, "train.log", 10, None, headless=True)
+    assert tb is not None and tb.dump
+    under = under_exception(tb, b"ray.exceptions.RayTaskError(RuntimeError): ray::_RayTrainWorker__execute.get_next()")
+    assert under.exceptions and not under.dump and under.first_line == 9
+    # near miss: under a log record the frames stay a live process's sample
+    assert under_exception(tb, b"INFO: saving the stack of every worker").dump

@@ -38,6 +38,7 @@ from trainmedic.logs.tracebacks import (
     assemble_ipython_traceback,
     assemble_stack_dump,
     assemble_traceback,
+    under_exception,
 )
 from trainmedic.model import (
     Checkpoint,
@@ -650,6 +651,9 @@ class Reader:
                 if len(result.tracebacks) < 2000:
                     tb_rank = att.rank if att.rank is not None else file_rank
                     tb = assemble_traceback(_lines_from(buf, at, 6000), path, lineno, tb_rank, headless=headless)
+                    if tb is not None and headless:
+                        above1 = _lines_before(buf, at, 1)
+                        tb = under_exception(tb, above1[0] if above1 else None)
                     if tb is not None and tb_rank is None:
                         tb = replace(tb, process=_spawned_process(_lines_before(buf, at, 2)))
                     if tb is not None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 
 from trainmedic.logs.attribution import split_prefix
 from trainmedic.model import Traceback
@@ -133,6 +134,14 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
                 last = first_line + idx
                 bare_frame = stripped.startswith('File "')
                 continue
+            if _RAISING.match(stripped) and not _EXCEPTION_CLASS.match(stripped):
+                # A raising frame's source line that lost its indentation where two processes wrote one stream
+                # ('raise RuntimeError("Distributed package doesn't have NCCL " "built in")' at the line's start):
+                # still this traceback's frame, and a sign that an exception was on its way.
+                frames.append(stripped)
+                last = first_line + idx
+                foreign = 0
+                continue
             if headless and _RECORD.match(stripped) and not _EXCEPTION_LINE.match(stripped):
                 # Frames quoted without Python's header, then a line no exception starts with (a log
                 # record: "W0907 12:16:49 ... failed while ..."): a location someone printed, which
@@ -162,6 +171,13 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
                 break
             if body.startswith(" ") and stripped.startswith("raise "):
                 twin_source = True
+                continue
+            if stripped.startswith('File "') and _WRAPS_REMOTE.match(exceptions[-1]):
+                # Ray's wrapper ("RayTaskError(ValueError): ray::train() (pid=...)") goes on with the remote
+                # task's frames and its own exception line: one traceback, ending in what the task raised.
+                state = "frames"
+                frames.append(stripped)
+                last = first_line + idx
                 continue
             if stripped.startswith(CARRIED):
                 state = "frames"
@@ -253,7 +269,9 @@ _AGENT_SIGINT = re.compile(r"\bSignalException: Process \d{1,10} got signal: 2[ 
 _EXCEPTION_LINE = re.compile(r"[A-Za-z_][\w.]{0,200}(?::|$)")  # "KeyError: 'x'", "KeyboardInterrupt"
 # What an exception line starts with: a class name (capitalised, or dotted with its module: "socket.timeout",
 # "_queue.Empty"), possibly in a paste's markdown bold or code marks.
-_EXCEPTION_CLASS = re.compile(r"(?:\*\*|`)?(?:[A-Z_]\w{0,200}|[A-Za-z_]\w{0,100}(?:\.\w{1,100}){1,10})(?::|\*\*|`|$)")
+# Ray names the exception a remote task raised in its wrapper's: "ray.exceptions.RayTaskError(ValueError): ray::...".
+_EXCEPTION_CLASS = re.compile(r"(?:\*\*|`)?(?:[A-Z_]\w{0,200}|[A-Za-z_]\w{0,100}(?:\.\w{1,100}){1,10})"
+                              r"(?:\([A-Za-z_][\w.]{0,100}\))?(?::|\*\*|`|$)")
 
 
 # py-spy's frame lines: "    get (queue.py:170)", "    __next__ (torch/utils/data/dataloader.py:631)"
@@ -271,6 +289,25 @@ _FH_THREAD = re.compile(r"(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent
 _GDB_FRAME = re.compile(r"^[ \t]*#\d{1,5} +(?:0x[0-9a-fA-F]{1,16} in )?([^\s(][^\n(]{0,300}?) \(.{0,2000}?\)"
                         r"(?: at ([^\s:]{1,500}):(\d{1,9})| from (\S{1,500}))?[ \t\r]*$")
 _GDB_NAME = re.compile(r"(?:[\w~]+::)*([A-Za-z_~][\w]*)")
+
+
+# A wrapper that names the remote task's exception and prints the task's traceback under it.
+_WRAPS_REMOTE = re.compile(r"(?:[A-Za-z_]\w{0,100}\.){0,10}RayTaskError\([\w.]{1,100}\): ")
+# An exception line that frames may follow rather than end: "ray.exceptions.RayTaskError(RuntimeError): ray::..."
+_ERROR_ABOVE = re.compile(r"(?:[A-Za-z_]\w{0,100}\.){0,10}[A-Za-z_]\w{0,100}(?:Error|Exception)"
+                          r"(?:\([\w.]{1,100}\))?: \S")
+
+
+def under_exception(tb: Traceback, above: bytes | None) -> Traceback:
+    """Frames with no header and no exception of their own, right under an exception line, are that
+    exception's stack printed after it (Ray prints a remote task's traceback under "RayTaskError(X): ..."),
+    not a live process's sample: the exception is theirs."""
+    if tb.exceptions or above is None:
+        return tb
+    line = split_prefix(_text(above)).rest.strip()
+    if not _ERROR_ABOVE.match(line):
+        return tb
+    return replace(tb, first_line=tb.first_line - 1, exceptions=(line[:4000],), truncated=False, dump=False)
 
 
 def assemble_gdb_dump(lines: Iterable[bytes], path: str, first_line: int, rank: int | None) -> Traceback | None:

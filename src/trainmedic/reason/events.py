@@ -123,6 +123,11 @@ def exception_event(library: Library, tb: Traceback, order: int) -> Event | None
                  order=order, fingerprints=((f"{UNCAUGHT}#unnamed-exception", 0.3),))
 
 
+def _raising(tb: Traceback) -> bool:
+    """The stack's innermost frame is a `raise`: the process was raising, not waiting, when it was printed."""
+    return bool(tb.frames) and tb.frames[-1].startswith("raise ")
+
+
 def pid_of(text: str) -> int | None:
     m = _PID.search(text)
     if not m:
@@ -310,7 +315,10 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
         # not that it failed there: Ctrl-C reaches every worker waiting on its queue.)
         # (A stack cut before its exception with a complete traceback after it is a piece of that one, split
         # by another process's lines: what it raised is below, not a wait. Not a destructor's ignored one.)
-        stalls = {i: waiting_event(library, tb, 0) for i, tb in enumerate(tbs) if (tb.interrupted or tb.truncated)
+        # (A stack cut while it raised, its last frame's source a `raise`, waited nowhere: an exception was on
+        # its way, read as a cut traceback.)
+        stalls = {i: None if _raising(tb) and not tb.interrupted else waiting_event(library, tb, 0)
+                  for i, tb in enumerate(tbs) if (tb.interrupted or tb.truncated)
                   and not (tb.ignored and not tb.interrupted)
                   and (tb.interrupted or not any(t.exceptions and not t.ignored and t.first_line > tb.last_line
                                                  for t in tbs[i + 1:]))
