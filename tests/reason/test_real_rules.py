@@ -4544,3 +4544,71 @@ def test_basicsr_loss_terms_printed_as_nan_are_a_nonfinite_loss() -> None:
     # BasicSR-style training logs ("... l_pix: nan") from the first step after a resume, to the end of the log
     _named_not_near("b143d-efnet-event-deblur-resumed-l-pix-nan", "nan-loss/nonfinite-loss",
                     ("l_pix: nan", "l_pix: 2.4391e-02"))
+
+
+@pytest.mark.parametrize(("case_id", "old", "new"), [
+    # SynapseAI before 1.5 names Gaudi's pools without the PT_ prefix; another module's fatal error is not an OOM
+    ("b146h-habana-facerec-backward-workspace-alloc", "MODULE:SYNHELPER workspace Allocation",
+     "MODULE:SYNHELPER workspace compilation"),
+    ("b146h-optimum-habana-gpt2-clm-devmem-alloc", "MODULE:DEVMEM Allocation failed", "MODULE:DEVMEM Release failed"),
+])
+def test_gaudi_pool_allocation_failures_without_the_pt_prefix_are_an_hpu_oom(case_id: str, old: str,
+                                                                             new: str) -> None:
+    _named_not_near(case_id, "cuda-out-of-memory/hpu-device-oom", (old, new))
+
+
+def test_thcs_cublas_mapping_error_is_a_failed_cublas_call() -> None:
+    # torch <= 1.4: "cublas runtime error : an access to GPU memory space failed at .../THCBlas.cu:21"
+    _named_not_near("b147a-spade-spectral-norm-cublas-error", "cuda-illegal-memory-access/cublas-execution-failed",
+                    ("an access to GPU memory space failed", "an unknown status was returned"))
+
+
+def test_older_accelerates_notebook_launcher_wording_is_a_fork_after_cuda_init() -> None:
+    _named_not_near("b147h-accelerate-notebook-launcher-cuda-initialized", "cuda-reinit-forked/fork-after-cuda-init",
+                    ("CUDA has been initialized before notebook_launcher()", "CUDA was not found by notebook_launcher()"))
+
+
+def test_a_c10d_op_with_no_kernel_for_the_tensors_device_is_a_collective_on_the_wrong_device() -> None:
+    # "The operator 'c10d::broadcast_' is not currently implemented for the XPU device"; an aten op is not one
+    _named_not_near("b146h-ultralytics-xpu-ddp-broadcast-not-implemented", "device-mismatch/collective-tensor-device",
+                    ("'c10d::broadcast_'", "'aten::nanmedian'"))
+
+
+def test_a_dim_taken_of_a_0_d_tensor_is_a_shape_error() -> None:
+    _named_not_near("b146b-pytorch-forecasting-multi-gpu-tensor-no-dimensions",
+                    "tensor-shape-mismatch/incompatible-shapes",
+                    ("dimension specified as -1 but tensor has no dimensions", "tensor has no grad"))
+
+
+def test_a_library_missing_a_cuda_api_entry_point_is_mixed_cuda_releases() -> None:
+    # UCX's CUDA transport built for a newer CUDA: "undefined symbol: cuCtxSetFlags"; a cuRAND symbol is not it
+    _named_not_near("b148f-megatron-ds-mpirun-hpcx-ucx-cuctxsetflags", "missing-cuda-libraries/symbol-mismatch",
+                    ("undefined symbol: cuCtxSetFlags", "undefined symbol: curandCreateGenerator"))
+
+
+def test_physx_naming_cuda_error_700_is_an_illegal_address() -> None:
+    _named_not_near("b147d-isaaclab-physx-narrowphase-error-700", "cuda-illegal-memory-access/illegal-address",
+                    ("failed! 700", "failed! 7001"), ("failed with error 700", "failed with error 7001"))
+
+
+def test_c10s_windows_terminate_handler_is_an_uncaught_cpp_exception() -> None:
+    _named_not_near("b148h-t2itrainer-flux-kontext-blockswap-abort-handler", "native-crash/cpp-terminate",
+                    ("Unhandled exception caught in c10/util/AbortHandler.h", "Handler installed"))
+
+
+def test_a_grad_scale_of_zero_beside_a_finite_loss_is_the_scale_collapsed() -> None:
+    # arcface_torch: "Loss 9.5353 ... Fp16 Grad Scale:  0": no step learns; the scale at 0.5 is still scaling
+    _named_not_near("b146g-arcface-torch-resume-fp16-grad-scale-zero-loss-stuck", "grad-scaler-overflow/min-loss-scale",
+                    ("Fp16 Grad Scale:  0 ", "Fp16 Grad Scale:  0.5 "))
+
+
+def test_beside_a_nan_loss_a_zero_grad_scale_is_the_nan_losss_echo() -> None:
+    d = _diagnose("more41g-insightface-arcface-fp16-grad-scale-zero-loss-nan")
+    assert d.primary is not None and d.primary.id == "nan-loss/nonfinite-loss"
+
+
+def test_torchs_own_extension_missing_a_dependent_dll_is_a_library_not_found() -> None:
+    # Windows, `from torch._C import *`: "DLL load failed: The specified module could not be found" (a DLL torch
+    # depends on is missing); "The specified procedure could not be found" there is another version, not this
+    _named_not_near("b148g-tacotron2-train-windows-torch-c-dll-load-failed", "missing-cuda-libraries/library-not-found",
+                    ("The specified module could not be found", "The specified procedure could not be found"))
