@@ -4612,3 +4612,24 @@ def test_torchs_own_extension_missing_a_dependent_dll_is_a_library_not_found() -
     # depends on is missing); "The specified procedure could not be found" there is another version, not this
     _named_not_near("b148g-tacotron2-train-windows-torch-c-dll-load-failed", "missing-cuda-libraries/library-not-found",
                     ("The specified module could not be found", "The specified procedure could not be found"))
+
+
+def test_pygs_words_for_its_gathers_device_assert_are_an_index_out_of_range() -> None:
+    # "Encountered a CUDA error. Please ensure that all indices in 'edge_index' point to valid indices ..."
+    _named_not_near("b149a-pyg-neighborloader-gae-edge-index-cuda-error", "cuda-device-side-assert/index-out-of-range",
+                    ("Encountered a CUDA error. Please ensure", "Encountered a warning. Please ensure"))
+
+
+def test_a_cutlass_kernel_built_without_its_arch_target_is_an_unsupported_gpu_arch() -> None:
+    _named_not_near("b149f-torchao-float8-rowwise-b200-arch-mma-abort", "cuda-driver-mismatch/unsupported-gpu-arch",
+                    ("used without targeting appropriate compute capability", "used with the appropriate compute capability"))
+
+
+def test_autocasts_refusal_of_bf16_on_an_older_gpu_is_an_unsupported_precision() -> None:
+    _named_not_near("b149f-nanogpt-autocast-bf16-unsupported-gpu", "hf-trainer-failure/mixed-precision-unsupported",
+                    ("Current CUDA Device does not support bfloat16", "Current CUDA Device does not support float8"))
+
+
+def test_repeat_given_fewer_sizes_than_the_tensors_dimensions_is_a_shape_error() -> None:
+    _named_not_near("b149d-longlora-tinyllama-attention-mask-repeat-dims", "tensor-shape-mismatch/incompatible-shapes",
+                    ("Number of dimensions of repeat dims can not be smaller", "Number of repeats can not be smaller"))
