@@ -4596,17 +4596,6 @@ def test_c10s_windows_terminate_handler_is_an_uncaught_cpp_exception() -> None:
                     ("Unhandled exception caught in c10/util/AbortHandler.h", "Handler installed"))
 
 
-def test_a_grad_scale_of_zero_beside_a_finite_loss_is_the_scale_collapsed() -> None:
-    # arcface_torch: "Loss 9.5353 ... Fp16 Grad Scale:  0": no step learns; the scale at 0.5 is still scaling
-    _named_not_near("b146g-arcface-torch-resume-fp16-grad-scale-zero-loss-stuck", "grad-scaler-overflow/min-loss-scale",
-                    ("Fp16 Grad Scale:  0 ", "Fp16 Grad Scale:  0.5 "))
-
-
-def test_beside_a_nan_loss_a_zero_grad_scale_is_the_nan_losss_echo() -> None:
-    d = _diagnose("more41g-insightface-arcface-fp16-grad-scale-zero-loss-nan")
-    assert d.primary is not None and d.primary.id == "nan-loss/nonfinite-loss"
-
-
 def test_torchs_own_extension_missing_a_dependent_dll_is_a_library_not_found() -> None:
     # Windows, `from torch._C import *`: "DLL load failed: The specified module could not be found" (a DLL torch
     # depends on is missing); "The specified procedure could not be found" there is another version, not this
