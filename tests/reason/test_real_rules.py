@@ -4622,3 +4622,20 @@ def test_autocasts_refusal_of_bf16_on_an_older_gpu_is_an_unsupported_precision()
 def test_repeat_given_fewer_sizes_than_the_tensors_dimensions_is_a_shape_error() -> None:
     _named_not_near("b149d-longlora-tinyllama-attention-mask-repeat-dims", "tensor-shape-mismatch/incompatible-shapes",
                     ("Number of dimensions of repeat dims can not be smaller", "Number of repeats can not be smaller"))
+
+
+def test_a_quantized_model_split_over_gpus_in_a_distributed_run_is_a_device_map_refusal() -> None:
+    # accelerate's prepare_model: "You can't train a model that has been loaded in 8-bit precision on multiple
+    # devices in any distributed mode."; the same words about another device are the other check
+    _named_not_near("b150d-starcoder-8bit-distributed-valueerror", "hf-trainer-failure/device-map-distributed",
+                    ("on multiple devices in any distributed mode", "on multiple devices, which is slow"))
+
+
+def test_tensorflows_crash_handler_in_a_torch_process_reports_the_signal() -> None:
+    # "*** Received signal 7 ***" then "*** Received signal 11 ***" (TensorFlow's stacktrace handler): a native
+    # crash, both signals named; without the handler's lines nothing ends the run
+    d = _diagnose("b150b-vilbert-mt-signal7-mangled-stack-trace")
+    assert d.verdict == "failure" and d.primary is not None
+    assert {d.primary.id, *(a.id for a in d.alternatives)} >= {"native-crash/segfault", "native-crash/bus-error"}
+    log = _case("b150b-vilbert-mt-signal7-mangled-stack-trace").log.replace("*** Received signal", "*** Handler for signal")
+    _assert_healthy(log)
