@@ -4639,3 +4639,13 @@ def test_tensorflows_crash_handler_in_a_torch_process_reports_the_signal() -> No
     assert {d.primary.id, *(a.id for a in d.alternatives)} >= {"native-crash/segfault", "native-crash/bus-error"}
     log = _case("b150b-vilbert-mt-signal7-mangled-stack-trace").log.replace("*** Received signal", "*** Handler for signal")
     _assert_healthy(log)
+
+
+def test_open_mpis_refusal_to_launch_more_ranks_than_slots_is_a_failure() -> None:
+    # torchpack dist-run -> mpirun: a help banner with no error word, and nothing after it; not a healthy run
+    d = _diagnose("b148f-bevfusion-torchpack-mpirun-not-enough-slots")
+    assert d.verdict == "failure" and d.primary is not None
+    assert any("not enough slots available" in e.text for e in d.primary.evidence)
+    log = _case("b148f-bevfusion-torchpack-mpirun-not-enough-slots").log.replace(
+        "There are not enough slots available in the system to satisfy the 6", "There are 8 slots in the system for the 6")
+    _assert_healthy(log)
