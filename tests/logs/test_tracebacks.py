@@ -241,3 +241,23 @@ def test_headless_frames_right_under_an_exception_line_are_its_stack() -> None:
     assert under.exceptions and not under.dump and under.first_line == 9
     # near miss: under a log record the frames stay a live process's sample
     assert under_exception(tb, b"INFO: saving the stack of every worker").dump
+
+
+def test_a_stack_printed_under_an_error_line_is_that_errors_stack() -> None:
+    # FSDP's _assert_state prints "ERROR: <msg>", then traceback.print_stack(), then raises ValueError(msg)
+    from trainmedic.logs.tracebacks import under_exception
+
+    tb = assemble_traceback(_PRINTED, "train.log", 10, None, headless=True)
+    assert tb is not None
+    under = under_exception(tb, b"ERROR: expected to be in states [<TrainingState_.IDLE: 1>] but current state is "
+                                b"TrainingState_.BACKWARD_PRE")
+    assert under.exceptions and not under.dump
+    # near miss: a line that merely mentions errors is no error's own line
+    assert under_exception(tb, b"INFO: no ERROR: lines in the last epoch").dump
+
+
+def test_fsdps_state_assertion_with_its_printed_stack_is_a_failure_not_a_stall() -> None:
+    d = Diagnoser().diagnose(Named(
+        "output.log", dev_case("b147e-llmfoundry-composer-close-checkpoint-fsdp-backward-pre-state").log.encode()))
+    assert d.verdict == "failure" and d.primary is not None
+    assert any("expected to be in states" in e.text for e in d.primary.evidence)

@@ -293,9 +293,11 @@ _GDB_NAME = re.compile(r"(?:[\w~]+::)*([A-Za-z_~][\w]*)")
 
 # A wrapper that names the remote task's exception and prints the task's traceback under it.
 _WRAPS_REMOTE = re.compile(r"(?:[A-Za-z_]\w{0,100}\.){0,10}RayTaskError\([\w.]{1,100}\): ")
-# An exception line that frames may follow rather than end: "ray.exceptions.RayTaskError(RuntimeError): ray::..."
+# An exception line that frames may follow rather than end: "ray.exceptions.RayTaskError(RuntimeError): ray::...";
+# or an error a library printed before printing the stack itself (FSDP's _assert_state: "ERROR: expected to be in
+# states [...]" then traceback.print_stack(), then it raises)
 _ERROR_ABOVE = re.compile(r"(?:[A-Za-z_]\w{0,100}\.){0,10}[A-Za-z_]\w{0,100}(?:Error|Exception)"
-                          r"(?:\([\w.]{1,100}\))?: \S")
+                          r"(?:\([\w.]{1,100}\))?: \S|ERROR: \S")
 
 
 def under_exception(tb: Traceback, above: bytes | None) -> Traceback:
