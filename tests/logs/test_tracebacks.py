@@ -261,3 +261,17 @@ def test_fsdps_state_assertion_with_its_printed_stack_is_a_failure_not_a_stall()
         "output.log", dev_case("b147e-llmfoundry-composer-close-checkpoint-fsdp-backward-pre-state").log.encode()))
     assert d.verdict == "failure" and d.primary is not None
     assert any("expected to be in states" in e.text for e in d.primary.evidence)
+
+
+@pytest.mark.parametrize(("last", "expected"), [
+    (b"    raise", True),  # a bare re-raise
+    (b"    raise self._return_value", True),
+    (b"    raised = self.exc_type(msg)", False),  # near miss: a name that starts with raise
+])
+def test_a_stack_standing_on_a_raise_statement_is_raising(last: bytes, expected: bool) -> None:
+    from trainmedic.logs.tracebacks import raising
+
+    tb = assemble_traceback([b"Traceback (most recent call last):", *_PRINTED[:2],
+                             b'  File "/opt/conda/lib/python3.11/site-packages/hydra/core/utils.py", line 260, in f',
+                             last], "train.log", 1, None)
+    assert tb is not None and tb.truncated and raising(tb) is expected

@@ -300,6 +300,12 @@ _ERROR_ABOVE = re.compile(r"(?:[A-Za-z_]\w{0,100}\.){0,10}[A-Za-z_]\w{0,100}(?:E
                           r"(?:\([\w.]{1,100}\))?: \S|ERROR: \S")
 
 
+def raising(tb: Traceback) -> bool:
+    """The stack's innermost frame stands on a raise statement ('raise self._return_value', a bare 'raise'):
+    an exception was leaving it when it was printed; a process is never sampled, or seen waiting, there."""
+    return bool(tb.frames) and _RAISING.match(tb.frames[-1]) is not None
+
+
 def under_exception(tb: Traceback, above: bytes | None) -> Traceback:
     """Frames with no header and no exception of their own, right under an exception line, are that
     exception's stack printed after it (Ray prints a remote task's traceback under "RayTaskError(X): ..."),

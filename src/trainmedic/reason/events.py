@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from trainmedic.catalog import Library
 from trainmedic.logs.attribution import split_prefix
+from trainmedic.logs.tracebacks import raising
 from trainmedic.model import Cause, Event, Fingerprint, Line, Match, ScanResult, Traceback
 
 _N = r"(\d{1,18}(?!\d))"  # a number int() can take: no longer digit strings
@@ -121,11 +122,6 @@ def exception_event(library: Library, tb: Traceback, order: int) -> Event | None
     return Event(cause=UNCAUGHT, role=library.cause(UNCAUGHT).role, rank=tb_rank(tb), host=None, time=None,
                  path=tb.path, line=tb.last_line, weight=0.3, ambiguous=True, evidence=(line,), traceback=tb,
                  order=order, fingerprints=((f"{UNCAUGHT}#unnamed-exception", 0.3),))
-
-
-def _raising(tb: Traceback) -> bool:
-    """The stack's innermost frame is a `raise`: the process was raising, not waiting, when it was printed."""
-    return bool(tb.frames) and tb.frames[-1].startswith("raise ")
 
 
 def pid_of(text: str) -> int | None:
@@ -317,7 +313,7 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
         # by another process's lines: what it raised is below, not a wait. Not a destructor's ignored one.)
         # (A stack cut while it raised, its last frame's source a `raise`, waited nowhere: an exception was on
         # its way, read as a cut traceback.)
-        stalls = {i: None if _raising(tb) and not tb.interrupted else waiting_event(library, tb, 0)
+        stalls = {i: None if raising(tb) and not tb.interrupted else waiting_event(library, tb, 0)
                   for i, tb in enumerate(tbs) if (tb.interrupted or tb.truncated)
                   and not (tb.ignored and not tb.interrupted)
                   and (tb.interrupted or not any(t.exceptions and not t.ignored and t.first_line > tb.last_line
