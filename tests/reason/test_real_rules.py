@@ -4649,3 +4649,14 @@ def test_open_mpis_refusal_to_launch_more_ranks_than_slots_is_a_failure() -> Non
     log = _case("b148f-bevfusion-torchpack-mpirun-not-enough-slots").log.replace(
         "There are not enough slots available in the system to satisfy the 6", "There are 8 slots in the system for the 6")
     _assert_healthy(log)
+
+
+def test_ffmpegs_concealed_macroblock_errors_alone_are_a_healthy_runs_warnings() -> None:
+    # TimeSformer on Kinetics: "error while decoding MB 6 6, bytestream 224" every few iterations, training went on
+    case = "b146d-timesformer-k400-h264-decode-errors-healthy"
+    d = _diagnose(case)
+    assert d.verdict == "healthy"
+    assert any("corrupt-sample/undecodable-file" in n for n in d.notes)
+    # near miss: the same log ending in a crash is still a failure
+    d = Diagnoser().diagnose(Named("output.log", (_case(case).log + "Segmentation fault (core dumped)\n").encode()))
+    assert d.verdict == "failure"
