@@ -6,7 +6,7 @@ import pytest
 
 from tests.helpers import dev_case
 from trainmedic.api import Diagnoser, Named
-from trainmedic.logs.tracebacks import assemble_ipython_traceback, assemble_traceback
+from trainmedic.logs.tracebacks import assemble_ipython_traceback, assemble_traceback, raising, under_exception
 
 # torch/distributed/elastic/multiprocessing/api.py: the agent's signal handler raises SignalException
 _AGENT = [
@@ -233,8 +233,6 @@ def test_a_ray_task_error_cut_before_its_remote_exception_is_a_failure_not_a_han
 
 
 def test_headless_frames_right_under_an_exception_line_are_its_stack() -> None:
-    from trainmedic.logs.tracebacks import under_exception
-
     tb = assemble_traceback(_PRINTED, "train.log", 10, None, headless=True)
     assert tb is not None and tb.dump
     under = under_exception(tb, b"ray.exceptions.RayTaskError(RuntimeError): ray::_RayTrainWorker__execute.get_next()")
@@ -245,8 +243,6 @@ def test_headless_frames_right_under_an_exception_line_are_its_stack() -> None:
 
 def test_a_stack_printed_under_an_error_line_is_that_errors_stack() -> None:
     # FSDP's _assert_state prints "ERROR: <msg>", then traceback.print_stack(), then raises ValueError(msg)
-    from trainmedic.logs.tracebacks import under_exception
-
     tb = assemble_traceback(_PRINTED, "train.log", 10, None, headless=True)
     assert tb is not None
     under = under_exception(tb, b"ERROR: expected to be in states [<TrainingState_.IDLE: 1>] but current state is "
@@ -269,8 +265,6 @@ def test_fsdps_state_assertion_with_its_printed_stack_is_a_failure_not_a_stall()
     (b"    raised = self.exc_type(msg)", False),  # near miss: a name that starts with raise
 ])
 def test_a_stack_standing_on_a_raise_statement_is_raising(last: bytes, expected: bool) -> None:
-    from trainmedic.logs.tracebacks import raising
-
     tb = assemble_traceback([b"Traceback (most recent call last):", *_PRINTED[:2],
                              b'  File "/opt/conda/lib/python3.11/site-packages/hydra/core/utils.py", line 260, in f',
                              last], "train.log", 1, None)

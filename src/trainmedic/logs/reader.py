@@ -651,15 +651,14 @@ class Reader:
                 if len(result.tracebacks) < 2000:
                     tb_rank = att.rank if att.rank is not None else file_rank
                     tb = assemble_traceback(_lines_from(buf, at, 6000), path, lineno, tb_rank, headless=headless)
-                    if tb is not None and headless:
-                        above1 = _lines_before(buf, at, 1)
-                        tb = under_exception(tb, above1[0] if above1 else None)
-                    if tb is not None and tb_rank is None:
-                        tb = replace(tb, process=_spawned_process(_lines_before(buf, at, 2)))
                     if tb is not None:
+                        above = _lines_before(buf, at, _INTERRUPT_ABOVE)  # nearest first
+                        if headless:
+                            tb = under_exception(tb, above[0] if above else None)
+                        if tb_rank is None:
+                            tb = replace(tb, process=_spawned_process(above[:2]))
                         # "Exception ignored in: ..." (a destructor, an atexit hook): Python printed it
                         # and went on; the exception did not end the run.
-                        above = _lines_before(buf, at, _INTERRUPT_ABOVE)  # nearest first
                         said = split_prefix(_decode(above[0])).rest.lstrip() if above else ""
                         if not tb.interrupted and _after_interrupt(above):
                             tb = replace(tb, interrupted=True)

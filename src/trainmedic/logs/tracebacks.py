@@ -7,7 +7,7 @@ and the "Original Traceback" that DataLoader workers embed in the re-raised mess
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from trainmedic.logs.attribution import split_prefix
@@ -216,7 +216,7 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
     # pystack, a periodic stack logger) of a process that was alive, not an error it raised.
     # Unless the frames show an exception on its way: Python marks a raising frame's code with carets
     # (3.11+, never in print_stack) and a process is never sampled standing on a bare `raise`.
-    sample = headless and not exceptions and not carets and not _RAISING.match(frames[-1] if frames else "")
+    sample = headless and not exceptions and not carets and not _on_raise(frames)
     if sample and sum(f.startswith('File "') for f in frames) < 2:
         return None  # one frame is a location ("Found from: File ..."), not a stack
     if rank is None and exceptions:
@@ -300,10 +300,15 @@ _ERROR_ABOVE = re.compile(r"(?:[A-Za-z_]\w{0,100}\.){0,10}[A-Za-z_]\w{0,100}(?:E
                           r"(?:\([\w.]{1,100}\))?: \S|ERROR: \S")
 
 
+def _on_raise(frames: Sequence[str]) -> bool:
+    """The innermost frame stands on a raise statement ('raise self._return_value', a bare 'raise'): an
+    exception was leaving it when it was printed; a process is never sampled, or seen waiting, there."""
+    return bool(frames) and _RAISING.match(frames[-1]) is not None
+
+
 def raising(tb: Traceback) -> bool:
-    """The stack's innermost frame stands on a raise statement ('raise self._return_value', a bare 'raise'):
-    an exception was leaving it when it was printed; a process is never sampled, or seen waiting, there."""
-    return bool(tb.frames) and _RAISING.match(tb.frames[-1]) is not None
+    """The traceback's stack stands on a raise statement (see _on_raise)."""
+    return _on_raise(tb.frames)
 
 
 def under_exception(tb: Traceback, above: bytes | None) -> Traceback:
