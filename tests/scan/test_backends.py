@@ -45,6 +45,13 @@ def test_same_hits_on_shuffled_lines_and_noise(lines: list[bytes], noise: bytes)
     assert _hits("hyperscan", block) == _hits("python", block)
 
 
+def test_a_repeated_last_line_without_its_newline_is_found_twice() -> None:
+    # (hypothesis found it: hyperscan alone missed the second, unterminated line's word boundary)
+    block = b"FAILED: multi_tensor_adam.cuda.o\nFAILED: multi_tensor_adam.cuda.o"
+    assert _hits("hyperscan", block) == _hits("python", block)
+    assert [start for start, _ in _hits("hyperscan", block)] == [0, 33]
+
+
 def test_end_of_line_anchor_means_the_same_in_a_block() -> None:
     block = b"[rank1]: MemoryError\n[rank0]: step 3\n"
     assert any(key.startswith("host-oom/cpu-allocation-failure") for _, key in _hits("hyperscan", block))

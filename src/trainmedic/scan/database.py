@@ -350,8 +350,15 @@ def _hits(db: Any, scratch: Any, block: bytes) -> list[tuple[int, int]]:
     def on_match(pid: int, _start: int, end: int, _flags: int, _ctx: object) -> None:
         append((end, pid))
 
-    db.scan(block, match_event_handler=on_match, scratch=scratch)
+    db.scan(_terminated(block), match_event_handler=on_match, scratch=scratch)
     return hits
+
+
+def _terminated(block: bytes) -> bytes:
+    """The block with its last line ended. Hyperscan can miss a word boundary at the end of the data after an
+    earlier match of the same pattern ("FAILED: x.cuda.o" twice, the second unterminated: only the first is
+    reported); no pattern spans a newline, so the added one changes no match's end."""
+    return block if not block or block.endswith(b"\n") else bytes(block) + b"\n"
 
 
 class HyperscanScanner:
@@ -391,7 +398,7 @@ class HyperscanScanner:
             return False
 
         try:
-            self.db.scan(block, match_event_handler=on_match, scratch=self._scratch)
+            self.db.scan(_terminated(block), match_event_handler=on_match, scratch=self._scratch)
             return hits, True
         except hyperscan.ScanTerminated:
             pass
