@@ -121,6 +121,9 @@ _PRINTED = [
     # near miss: a frame whose code merely names raising is no raise statement
     ([b'  File "/opt/conda/lib/python3.11/site-packages/torch/_utils.py", line 694, in reraise',
       b"    raised = self.exc_type(msg)"], True),
+    # a frame standing on an assert: its AssertionError leaving it (openpifpaf's loss, pasted without the error)
+    ([b'  File "../openpifpaf/openpifpaf/network/losses.py", line 228, in forward',
+      b"    assert len(x) == 1 + 2 * self.n_vectors + self.n_scales"], False),
 ])
 def test_headless_frames_are_a_live_sample_unless_an_exception_marks_them(tail: list[bytes], sample: bool) -> None:
     tb = assemble_traceback(_PRINTED + tail, "train.log", 10, None, headless=True)
@@ -263,6 +266,8 @@ def test_fsdps_state_assertion_with_its_printed_stack_is_a_failure_not_a_stall()
     (b"    raise", True),  # a bare re-raise
     (b"    raise self._return_value", True),
     (b"    raised = self.exc_type(msg)", False),  # near miss: a name that starts with raise
+    (b"    assert len(x) == 1 + 2 * self.n_vectors + self.n_scales", True),  # a failed assert raises there
+    (b"    assertions = self.checks(x)", False),  # near miss: a name that starts with assert
 ])
 def test_a_stack_standing_on_a_raise_statement_is_raising(last: bytes, expected: bool) -> None:
     tb = assemble_traceback([b"Traceback (most recent call last):", *_PRINTED[:2],

@@ -4660,3 +4660,12 @@ def test_ffmpegs_concealed_macroblock_errors_alone_are_a_healthy_runs_warnings()
     # near miss: the same log ending in a crash is still a failure
     d = Diagnoser().diagnose(Named("output.log", (_case(case).log + "Segmentation fault (core dumped)\n").encode()))
     assert d.verdict == "failure"
+
+
+def test_an_extensions_own_launch_check_and_nvrtc_name_a_gpu_the_build_has_no_code_for() -> None:
+    # FlowNet2's correlation layer prints cudaGetErrorString after its kernel; the cause is the build's arch list
+    _named_not_near("b152a-vid2vid-flownet2-correlation-invalid-device-function",
+                    "cuda-driver-mismatch/unsupported-gpu-arch", ("invalid device function", "out of memory"))
+    # TorchScript's fuser compiling through NVRTC for a compute capability NVRTC does not know
+    _named_not_near("b151g-earthparser-torchscript-nvrtc-arch", "cuda-driver-mismatch/unsupported-gpu-arch",
+                    ("invalid value for --gpu-architecture (-arch)", "invalid value for --use_fast_math"))
