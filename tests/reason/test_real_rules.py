@@ -4669,3 +4669,21 @@ def test_an_extensions_own_launch_check_and_nvrtc_name_a_gpu_the_build_has_no_co
     # TorchScript's fuser compiling through NVRTC for a compute capability NVRTC does not know
     _named_not_near("b151g-earthparser-torchscript-nvrtc-arch", "cuda-driver-mismatch/unsupported-gpu-arch",
                     ("invalid value for --gpu-architecture (-arch)", "invalid value for --use_fast_math"))
+
+
+def test_an_exception_printed_by_a_batchgenerators_background_worker_is_the_datasets() -> None:
+    # nnU-Net v2's NonDetMultiThreadedAugmenter: a transform raised KeyError 'image' in worker 0
+    _named_not_near("b153a-nnunetv2-dasegord0-keyerror-image-worker", "dataloader-worker-failure/getitem-exception",
+                    ("Exception in background worker 0:", "Exception while exporting case 0:"))
+
+
+def test_a_hungarian_matchers_refusal_of_its_cost_matrix_is_a_model_gone_nan() -> None:
+    # DETR3D: scipy's linear_sum_assignment finds NaN in the costs of the predicted boxes
+    _named_not_near("b153b-detr3d-lsap-invalid-numeric-entries", "nan-loss/nonfinite-loss",
+                    ("matrix contains invalid numeric entries", "cost matrix is infeasible"))
+
+
+def test_a_notebooks_traceback_header_naming_out_of_memory_is_an_oom() -> None:
+    # mmdetection in a notebook: the paste ends at IPython's header, the class name all that is left
+    _named_not_near("b153h-mmdet-centripetalnet-loss-explodes-eval-oom", "cuda-out-of-memory/allocator-oom",
+                    ("OutOfMemoryError  ", "MemoryError  "))
