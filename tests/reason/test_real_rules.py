@@ -4687,3 +4687,10 @@ def test_a_notebooks_traceback_header_naming_out_of_memory_is_an_oom() -> None:
     # mmdetection in a notebook: the paste ends at IPython's header, the class name all that is left
     _named_not_near("b153h-mmdet-centripetalnet-loss-explodes-eval-oom", "cuda-out-of-memory/allocator-oom",
                     ("OutOfMemoryError  ", "MemoryError  "))
+
+
+def test_a_wrappers_exception_reporting_its_launcher_subprocess_is_an_echo_of_the_workers() -> None:
+    # ultralytics' DDP trainer ran `python -m torch.distributed.run` with subprocess.run(check=True): its own
+    # traceback ends in the launcher's CalledProcessError, which says only that the workers failed
+    _named_not_near("b153b-ultralytics-rtdetr-ddp-subprocess-exit", "unclassified-failure/process-exited",
+                    ("ultralyticsENV/bin/python', '-m'", "ultralyticsENV/bin/convert', '-m'"))

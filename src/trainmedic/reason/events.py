@@ -366,6 +366,12 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
             if event is not None and tb is not None and event.cause in library.fallbacks:
                 # (A launcher that raised something else failed itself: its arguments or its config.)
                 echo_of = library.frame_owner(tb.frames, _exception_class(tb.final))
+                if echo_of is None:
+                    # (A wrapper that ran the launcher as a subprocess (ultralytics' DDP trainer runs `python -m
+                    # torch.distributed.run`) raised its report as the wrapper's own: the exception line is a
+                    # launcher's line, the workers' failure echoed.)
+                    echo_of = next((m.cause for m in loose if m.line.number == tb.last_line
+                                    and library.cause(m.cause).role == "teardown"), None)
                 if echo_of is not None:  # the launcher's own traceback: an echo of its workers' failure
                     event = replace(event, cause=echo_of, role=library.cause(echo_of).role)
             if event is not None and tb is not None and (
