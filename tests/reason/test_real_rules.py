@@ -4694,3 +4694,10 @@ def test_a_wrappers_exception_reporting_its_launcher_subprocess_is_an_echo_of_th
     # traceback ends in the launcher's CalledProcessError, which says only that the workers failed
     _named_not_near("b153b-ultralytics-rtdetr-ddp-subprocess-exit", "unclassified-failure/process-exited",
                     ("ultralyticsENV/bin/python', '-m'", "ultralyticsENV/bin/convert', '-m'"))
+
+
+def test_thcs_scatter_gather_assertion_is_an_index_out_of_range() -> None:
+    # torch 1.1 on Windows: a one-hot scatter of mask values past num_class fails THC's own index check
+    _named_not_near("b153c-satellite-seg-scatter-gather-index-assert", "cuda-device-side-assert/index-out-of-range",
+                    ("THCTensorScatterGather.cu", "THCTensorCopy.cu"), ("indexValue >= 0 && indexValue < tensor.sizes",
+                                                                       "src != nullptr && dst != nullptr &&"))
