@@ -4701,3 +4701,15 @@ def test_thcs_scatter_gather_assertion_is_an_index_out_of_range() -> None:
     _named_not_near("b153c-satellite-seg-scatter-gather-index-assert", "cuda-device-side-assert/index-out-of-range",
                     ("THCTensorScatterGather.cu", "THCTensorCopy.cu"), ("indexValue >= 0 && indexValue < tensor.sizes",
                                                                        "src != nullptr && dst != nullptr &&"))
+
+
+def test_dalis_allocator_failure_is_a_gpu_out_of_memory() -> None:
+    # DALI's Mixed ImageDecoder could not get device memory: "CUDA allocation failed" is all its allocator says
+    _named_not_near("b154f-dali-mixed-decoder-cuda-allocation-failed", "cuda-out-of-memory/cuda-runtime-oom",
+                    ("CUDA allocation failed", "CUDA stream creation failed"))
+
+
+def test_an_apex_amp_guarded_as_none_is_apex_missing() -> None:
+    # Swin's main.py: `try: from apex import amp` / `except ImportError: amp = None`, then amp.initialize(...)
+    _named_not_near("b154b-swin-apex-missing-amp-none-initialize", "dependency-version-mismatch/module-missing",
+                    ("object has no attribute 'initialize'", "object has no attribute 'opt_level'"))
