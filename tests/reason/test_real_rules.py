@@ -4713,3 +4713,16 @@ def test_an_apex_amp_guarded_as_none_is_apex_missing() -> None:
     # Swin's main.py: `try: from apex import amp` / `except ImportError: amp = None`, then amp.initialize(...)
     _named_not_near("b154b-swin-apex-missing-amp-none-initialize", "dependency-version-mismatch/module-missing",
                     ("object has no attribute 'initialize'", "object has no attribute 'opt_level'"))
+
+
+def test_dalis_file_reader_finding_no_files_is_an_empty_dataset() -> None:
+    # DeepLearningExamples' ResNet-50 with DALI: file_root held no class folders
+    _named_not_near("b154c-resnet50-dali-filereader-no-files-found", "training-config-error/empty-dataset",
+                    ("failed: No files found.", "failed: Cannot open: /data/train"))
+
+
+def test_hydras_refused_command_line_override_is_an_invalid_argument() -> None:
+    # TTRL on verl: `reward_model.reward_kwargs.n_samples_per_prompt=32` for a key the config does not have
+    _named_not_near("b151b-ttrl-verl-hydra-override-key-not-in-struct", "cli-error/invalid-arguments",
+                    ("Could not override 'reward_model.reward_kwargs.n_samples_per_prompt'.\n", ""),
+                    ("To append to your config use +", "Append to your config: "))
