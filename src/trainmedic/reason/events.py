@@ -344,6 +344,8 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
         # Several causes can match one line (a kernel record for `pt_data_worker` is both a worker
         # OOM and a host OOM): one line is one incident, explained by its strongest cause.
         by_line: dict[int, list[Match]] = defaultdict(list)
+        # (a launcher's teardown line by where it stands: one that is a traceback's exception line echoes it)
+        teardown_at = {m.line.number: m.cause for m in loose if library.cause(m.cause).role == "teardown"}
         for m in loose:
             by_line[m.line.number].append(m)
         grouped += [(n, ms, None) for n, ms in by_line.items()]
@@ -370,8 +372,7 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
                     # (A wrapper that ran the launcher as a subprocess (ultralytics' DDP trainer runs `python -m
                     # torch.distributed.run`) raised its report as the wrapper's own: the exception line is a
                     # launcher's line, the workers' failure echoed.)
-                    echo_of = next((m.cause for m in loose if m.line.number == tb.last_line
-                                    and library.cause(m.cause).role == "teardown"), None)
+                    echo_of = teardown_at.get(tb.last_line)
                 if echo_of is not None:  # the launcher's own traceback: an echo of its workers' failure
                     event = replace(event, cause=echo_of, role=library.cause(echo_of).role)
             if event is not None and tb is not None and (
