@@ -4726,3 +4726,9 @@ def test_hydras_refused_command_line_override_is_an_invalid_argument() -> None:
     _named_not_near("b151b-ttrl-verl-hydra-override-key-not-in-struct", "cli-error/invalid-arguments",
                     ("Could not override 'reward_model.reward_kwargs.n_samples_per_prompt'.\n", ""),
                     ("To append to your config use +", "Append to your config: "))
+
+
+def test_a_template_mismatch_with_a_loss_of_zero_is_the_failure_before_it_persists() -> None:
+    # MoE-LLaVA on Qwen with the mpt template: two "tokenization mismatch" warnings and the loss at 0.0
+    _named_not_near("b155b-moe-llava-qwen-mpt-template-loss-zero", "training-config-error/conversation-template-mismatch",
+                    ("{'loss': 0.0,", "{'loss': 1.4375,"))

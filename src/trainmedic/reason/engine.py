@@ -848,7 +848,9 @@ def _persisted(ctx: Context, e: Event) -> bool:
         return False
     lines = _cause_lines(ctx, e)
     if len(lines) < need:
-        return False
+        # (Fewer, where the last loss its process printed is exactly 0: the run is already learning nothing,
+        # every label masked or every step NaN, which is what so many warnings would have shown.)
+        return bool(lines) and any(p.loss_last == 0.0 for p in _its_progress(ctx, e))
     last = max(lines)
     return not any(p.line > last and p.loss_last is not None and math.isfinite(p.loss_last) and p.loss_last != 0.0
                    for p in _its_progress(ctx, e))
