@@ -260,7 +260,7 @@ def _collapsed(text: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
 INDENT = (" ", "\t", "\u00a0", "\u3000")
 _MARKERS = re.compile(r"[\^~]{1,1000}")
 _RAISING = re.compile(r"raise\b")  # a frame's source line that raises: 'raise self._return_value', a bare 'raise'
-_ASSERTING = re.compile(r"assert\b")  # a frame's source line that checks: 'assert len(x) == 1 + 2 * n', its failure raises
+_ASSERTING = re.compile(r"assert\b")  # a frame's source line that checks: 'assert len(x) == n'; a failure raises there
 # (also a frame whose function's name a paste's markdown took for an HTML tag and dropped, the line then
 # ending in "in": 'File "train.py", line 171, in <module>' posted on GitHub outside a code block)
 _GLUED_FRAME = re.compile(_FRAME_START.rstrip() + "(?: |$)")
