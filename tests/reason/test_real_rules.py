@@ -4732,3 +4732,9 @@ def test_a_template_mismatch_with_a_loss_of_zero_is_the_failure_before_it_persis
     # MoE-LLaVA on Qwen with the mpt template: two "tokenization mismatch" warnings and the loss at 0.0
     _named_not_near("b155b-moe-llava-qwen-mpt-template-loss-zero", "training-config-error/conversation-template-mismatch",
                     ("{'loss': 0.0,", "{'loss': 1.4375,"))
+
+
+def test_mps_refusing_a_matrix_product_of_non_float_inputs_is_its_dtype_gap() -> None:
+    # neuraloperator's FNO on an M1: the spectral conv's complex bmm on MPS
+    _named_not_near("b141b-neuralop-fno-mps-bmm-complex-unsupported", "device-backend-unsupported/mps-dtype-unsupported",
+                    ("MPS device does not support bmm for non-float inputs", "MPS device does not support bmm here"))
