@@ -4738,3 +4738,11 @@ def test_mps_refusing_a_matrix_product_of_non_float_inputs_is_its_dtype_gap() ->
     # neuraloperator's FNO on an M1: the spectral conv's complex bmm on MPS
     _named_not_near("b141b-neuralop-fno-mps-bmm-complex-unsupported", "device-backend-unsupported/mps-dtype-unsupported",
                     ("MPS device does not support bmm for non-float inputs", "MPS device does not support bmm here"))
+
+
+def test_torch_tensorboards_import_guard_is_tensorboard_missing() -> None:
+    # bubbliiiing's efficientdet in Spyder: SummaryWriter imported with no tensorboard package installed
+    _named_not_near("b120m-bubbliiiing-efficientdet-spyder-train-py-tensorboard-summary-writer-missing-importerror",
+                    "dependency-version-mismatch/module-missing",
+                    ("TensorBoard logging requires TensorBoard with Python summary writer installed",
+                     "TensorBoard logging failed to write its summary"))
