@@ -4746,3 +4746,9 @@ def test_torch_tensorboards_import_guard_is_tensorboard_missing() -> None:
                     "dependency-version-mismatch/module-missing",
                     ("TensorBoard logging requires TensorBoard with Python summary writer installed",
                      "TensorBoard logging failed to write its summary"))
+
+
+def test_an_apex_amp_left_unbound_by_its_import_guard_is_apex_missing() -> None:
+    # cryoDRGN's train_vae with --amp: `try: from apex import amp` / `except ImportError: pass`
+    _named_not_near("b119p-cryodrgn-train-vae-amp-flag-apex-not-installed-nameerror-amp",
+                    "dependency-version-mismatch/module-missing", ("name 'amp' is not defined", "name 'optim' is not defined"))
