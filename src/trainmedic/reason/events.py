@@ -311,8 +311,8 @@ def build_events(library: Library, scans: list[ScanResult]) -> list[Event]:
         # not that it failed there: Ctrl-C reaches every worker waiting on its queue.)
         # (A stack cut before its exception with a complete traceback after it is a piece of that one, split
         # by another process's lines: what it raised is below, not a wait. Not a destructor's ignored one.)
-        # (A stack cut while it raised, its last frame's source a `raise`, waited nowhere: an exception was on
-        # its way, read as a cut traceback.)
+        # (A stack cut while it raised, its last frame's source a `raise` or an `assert`, waited nowhere: an
+        # exception was on its way, read as a cut traceback.)
         stalls = {i: None if raising(tb) and not tb.interrupted else waiting_event(library, tb, 0)
                   for i, tb in enumerate(tbs) if (tb.interrupted or tb.truncated)
                   and not (tb.ignored and not tb.interrupted)
