@@ -4752,3 +4752,33 @@ def test_an_apex_amp_left_unbound_by_its_import_guard_is_apex_missing() -> None:
     # cryoDRGN's train_vae with --amp: `try: from apex import amp` / `except ImportError: pass`
     _named_not_near("b119p-cryodrgn-train-vae-amp-flag-apex-not-installed-nameerror-amp",
                     "dependency-version-mismatch/module-missing", ("name 'amp' is not defined", "name 'optim' is not defined"))
+
+
+def test_tiny_cuda_nns_check_macro_out_of_memory_is_a_runtime_oom() -> None:
+    # instant-ngp on 86 images of 4000x3000: tcnn's gpu_memory.h cudaMalloc refused by the GPU
+    _named_not_near("b156b-instant-ngp-cudamalloc-4k-images", "cuda-out-of-memory/cuda-runtime-oom",
+                    ("failed with error out of memory", "failed with error invalid argument"))
+
+
+def test_the_tpu_compilers_permanent_error_out_of_hbm_is_hbm_exhausted() -> None:
+    # EasyDeL on a TPU v2: the train step's program needs 21.90G of 7.48G HBM
+    _named_not_near("b157g-easydel-tpu-v2-compile-hbm-exhausted", "cuda-out-of-memory/xla-hbm-exhausted",
+                    ("in memory space hbm", "in memory space vmem"))
+
+
+def test_zshs_illegal_hardware_instruction_is_sigill() -> None:
+    # a Conv2d on a Raspberry Pi 4, run from zsh
+    _named_not_near("b158h-rpi4-conv2d-illegal-hardware-instruction", "native-crash/illegal-instruction",
+                    ("illegal hardware instruction", "done"))
+
+
+def test_miopens_unknown_status_is_the_cudnn_internal_error_of_rocm() -> None:
+    # PyLaia's CTC training on an AMD GPU: batch_norm dispatched to MIOpen
+    _named_not_near("b156g-pylaia-lightning-htr-batchnorm-miopen-unknown-error", "cudnn-error/internal-error",
+                    ("RuntimeError: miopenStatusUnknownError", "RuntimeError: miopenStatusBadParm"))
+
+
+def test_hips_shared_object_initialisation_failure_is_the_gpu_arch_missing_from_the_build() -> None:
+    # an RX 7600 XT (gfx1102) on ROCm 5.7 without HSA_OVERRIDE_GFX_VERSION: the first kernel launch
+    _named_not_near("b156g-rx7600-gfx1102-rocm57-shared-object-init-failed", "cuda-driver-mismatch/unsupported-gpu-arch",
+                    ("HIP error: shared object initialization failed", "HIP error: invalid argument"))
