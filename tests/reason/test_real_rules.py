@@ -4782,3 +4782,24 @@ def test_hips_shared_object_initialisation_failure_is_the_gpu_arch_missing_from_
     # an RX 7600 XT (gfx1102) on ROCm 5.7 without HSA_OVERRIDE_GFX_VERSION: the first kernel launch
     _named_not_near("b156g-rx7600-gfx1102-rocm57-shared-object-init-failed", "cuda-driver-mismatch/unsupported-gpu-arch",
                     ("HIP error: shared object initialization failed", "HIP error: invalid argument"))
+
+
+def test_glogs_signal_report_is_the_signal() -> None:
+    # wav2vec2 on a Kaggle TPU with xmp.MpModelWrapper: libtpu's handler reports SIGSEGV in ComputePostOrder
+    _named_not_near("b157g-xla-kaggle-mpmodelwrapper-sigsegv-computepostorder", "native-crash/segfault",
+                    ("*** SIGSEGV (@(nil)), see", "*** SIGTERM, see"))
+
+
+def test_a_stack_standing_on_a_reraise_is_raising_not_waiting() -> None:
+    # lerobot-train: the DataLoader hands on a worker's AssertionError at `data.reraise()` (the paste ends there)
+    case = "b158c-lerobot-merged-dataset-timestamp-tolerance"
+    d = _diagnose(case)
+    assert d.primary is not None and d.primary.id != "dataloader-worker-failure/worker-hang"
+    assert _primary_if_changed(case, ("data.reraise()", "idx, data = self._get_data()")) == "dataloader-worker-failure/worker-hang"
+
+
+def test_a_worker_exception_that_cannot_be_recreated_on_reraise_is_the_workers() -> None:
+    # MIL-NCE on HowTo100M: ffmpeg-python's Error(cmd, stdout, stderr) re-created as exc_type(msg) by old torch
+    _named_not_near("b156f-milnce-howto100m-ffmpeg-error-reraise", "dataloader-worker-failure/getitem-exception",
+                    ("raise self.exc_type(msg)", "self._check_args(msg)"))
+

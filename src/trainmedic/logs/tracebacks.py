@@ -261,6 +261,9 @@ INDENT = (" ", "\t", "\u00a0", "\u3000")
 _MARKERS = re.compile(r"[\^~]{1,1000}")
 _RAISING = re.compile(r"raise\b")  # a frame's source line that raises: 'raise self._return_value', a bare 'raise'
 _ASSERTING = re.compile(r"assert\b")  # a frame's source line that checks: 'assert len(x) == n'; a failure raises there
+# a frame's source line that calls a re-raiser: torch's ExceptionWrapper ('data.reraise()', the DataLoader handing
+# on a worker's exception), six's and future's 'six.reraise(tp, value, tb)': the call exists to raise
+_RERAISING = re.compile(r"(?:[A-Za-z_][\w.]{0,200}\.)?reraise\(")
 # (also a frame whose function's name a paste's markdown took for an HTML tag and dropped, the line then
 # ending in "in": 'File "train.py", line 171, in <module>' posted on GitHub outside a code block)
 _GLUED_FRAME = re.compile(_FRAME_START.rstrip() + "(?: |$)")
@@ -302,10 +305,11 @@ _ERROR_ABOVE = re.compile(r"(?:[A-Za-z_]\w{0,100}\.){0,10}[A-Za-z_]\w{0,100}(?:E
 
 
 def _on_raise(frames: Sequence[str]) -> bool:
-    """The innermost frame stands on a raise statement ('raise self._return_value', a bare 'raise') or an
-    assert: an exception was leaving it when it was printed; a process is never sampled, or seen waiting,
-    there (a stack printer's innermost frame is the line that called it)."""
-    return bool(frames) and (_RAISING.match(frames[-1]) is not None or _ASSERTING.match(frames[-1]) is not None)
+    """The innermost frame stands on a raise statement ('raise self._return_value', a bare 'raise'), an
+    assert or a re-raiser's call ('data.reraise()'): an exception was leaving it when it was printed; a
+    process is never sampled, or seen waiting, there (a stack printer's innermost frame is the line that
+    called it)."""
+    return bool(frames) and any(p.match(frames[-1]) is not None for p in (_RAISING, _ASSERTING, _RERAISING))
 
 
 def raising(tb: Traceback) -> bool:
