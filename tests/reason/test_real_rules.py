@@ -4803,3 +4803,23 @@ def test_a_worker_exception_that_cannot_be_recreated_on_reraise_is_the_workers()
     _named_not_near("b156f-milnce-howto100m-ffmpeg-error-reraise", "dataloader-worker-failure/getitem-exception",
                     ("raise self.exc_type(msg)", "self._check_args(msg)"))
 
+
+def test_nccls_probe_for_infiniband_on_a_host_without_it_is_a_notice() -> None:
+    # detectron2 across two nodes without InfiniBand: NCCL WARNs that libibverbs is absent and uses sockets
+    case = "b159f-detectron2-multinode-nccl-warn-libibverbs-socket"
+    assert _diagnose(case).verdict == "healthy"
+    assert _primary_if_changed(case, ("NCCL WARN Failed to open libibverbs.so[.1]",
+                                      "NCCL WARN Connect to 10.188.129.190<43210> failed : Connection refused")) is not None
+
+
+def test_paddles_dataloader_losing_its_workers_is_a_worker_exit() -> None:
+    # PaddleOCR's recognition training: paddle.io's watchdog finds a worker process gone
+    _named_not_near("b157a-paddleocr-reader-thread-worker-exit", "dataloader-worker-failure/worker-exited",
+                    ("workers exit unexpectedly, pids: 6581", "workers exit, reason unknown"))
+
+
+def test_vs_codes_kernel_died_notice_is_a_process_that_exited() -> None:
+    # MPS training in a VS Code notebook: the kernel dies with no Python error
+    _named_not_near("b157h-vscode-jupyter-kernel-died-mps-training", "unclassified-failure/process-exited",
+                    ("The kernel 'test (Python 3.10.11)' died.", "The kernel 'test (Python 3.10.11)' is busy."),
+                    ("Disposing session as kernel process died", "Disposing session as kernel is idle"))

@@ -120,6 +120,11 @@ _WORLD = re.compile(r"(?:(?:world_size|WORLD_SIZE|num_processes)[=: ]+|MEMBER: \
 _OWN_RANK = re.compile(OWN_RANK + r"(\d{1,9}(?!\d))")  # (scan.database: the words)
 _KV = re.compile(r"(?<!\w)(\w+) *: (.*)")  # (a key starts a word: no retry inside a long one)
 _OWN_LEVEL = linear.compile_bytes(ERROR_LEVEL)
+# NCCL WARN lines that are notices, not errors: its proxy's "[Service thread]" notes as a process tears its
+# communicators down ("Unknown command N from localRank -1": the run is over), and its probe for InfiniBand's
+# user-space library on a host without one ("misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]"),
+# after which NCCL goes on over sockets ("NCCL INFO NET/Socket : Using ...")
+_NCCL_NOTICES = (b"[Service thread]", b"NCCL WARN Failed to open libibverbs")
 # A line that starts a record of its own, never the rest of a warning's message: an exception's line
 # ("RuntimeError: ...") or argparse's "prog.py: error: ...".
 _OWN_RECORD = re.compile(rb"[\w.-]{1,100}: error: |[A-Za-z_][\w.]{0,100}(?:Error|Exception)(?::|$)")
@@ -916,9 +921,9 @@ class Reader:
                 continue
             if "fatal" in hit:
                 severity, own = 3, True
-            # NCCL's WARN is its error level, except its proxy's "[Service thread]" notes as a process
-            # tears its communicators down ("Unknown command N from localRank -1"): the run is over.
-            elif "error" in hit and ("warning" not in hit or (b"NCCL WARN" in vis and b"[Service thread]" not in vis)):
+            # NCCL's WARN is its error level, except its notices (_NCCL_NOTICES)
+            elif "error" in hit and ("warning" not in hit or (b"NCCL WARN" in vis
+                                                              and not any(n in vis for n in _NCCL_NOTICES))):
                 # A warning's message goes on for a line or two ("Failure to do this will ..."), or for
                 # as many indented lines as it has (a record's list: "    [Tensor contains nans.] - 167").
                 # (a record's own start and a message's indentation are read behind the line's prefix too;
