@@ -4823,3 +4823,9 @@ def test_vs_codes_kernel_died_notice_is_a_process_that_exited() -> None:
     _named_not_near("b157h-vscode-jupyter-kernel-died-mps-training", "unclassified-failure/process-exited",
                     ("The kernel 'test (Python 3.10.11)' died.", "The kernel 'test (Python 3.10.11)' is busy."),
                     ("Disposing session as kernel process died", "Disposing session as kernel is idle"))
+
+
+def test_scipys_wav_reader_finding_no_fmt_chunk_is_an_undecodable_file() -> None:
+    # HiFi-GAN's meldataset: scipy.io.wavfile.read on a file with no RIFF 'fmt ' chunk
+    _named_not_near("b156c-hifigan-wavfile-read-unboundlocal", "corrupt-sample/undecodable-file",
+                    ("scipy/io/wavfile.py", "hifigan/meldataset.py"))
