@@ -215,7 +215,7 @@ def assemble_traceback(lines: Iterable[bytes], path: str, first_line: int, rank:
     # Neither Python's header nor an exception: frames a stack printer wrote (traceback.print_stack,
     # pystack, a periodic stack logger) of a process that was alive, not an error it raised.
     # Unless the frames show an exception on its way: Python marks a raising frame's code with carets
-    # (3.11+, never in print_stack) and a process is never sampled standing on a `raise` or an `assert`.
+    # (3.11+, never in print_stack) and a process is never sampled standing on a raise (see _on_raise).
     sample = headless and not exceptions and not carets and not _on_raise(frames)
     if sample and sum(f.startswith('File "') for f in frames) < 2:
         return None  # one frame is a location ("Found from: File ..."), not a stack
@@ -313,7 +313,7 @@ def _on_raise(frames: Sequence[str]) -> bool:
 
 
 def raising(tb: Traceback) -> bool:
-    """The traceback's stack stands on a raise or an assert statement (see _on_raise)."""
+    """The traceback's stack stands on a raise, an assert or a re-raiser's call (see _on_raise)."""
     return _on_raise(tb.frames)
 
 
